@@ -1,0 +1,175 @@
+# isoprof build.  `make` builds build/isoprof; `make test`, `make fuzz`,
+# `make demo`, `make bench`.  V=1 shows the commands.
+#
+# Variants share this file through BUILD and SANITIZE/FUZZ:
+#   build/        release build (what users run)
+#   build/asan/   ASan+UBSan build used by the tests
+#   build/fuzz/   clang libFuzzer targets
+
+BUILD ?= build
+SANITIZE ?=
+FUZZ ?=
+
+CC ?= cc
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+ifneq ($(FUZZ),)
+CC := clang
+endif
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PROTOC_C ?= protoc-c
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+GEN := $(BUILD)/gen
+OBJ := $(BUILD)/obj
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
+	  -I. -Ibpf -Iuser -Isymbolize -Iproto -I$(GEN) -MMD -MP
+LDLIBS := -lbpf -lelf -lprotobuf-c -lz -liberty -lpthread
+
+ifneq ($(SANITIZE),)
+CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+endif
+ifneq ($(FUZZ),)
+CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -DISOPROF_FUZZ
+LDFLAGS += -fsanitize=fuzzer,address,undefined
+endif
+
+# Library: everything but the executable's entry point, so unit tests and
+# fuzz targets link the same code the tool runs.
+LIB_SRCS := $(wildcard symbolize/*.c proto/*.c user/*.c)
+LIB_SRCS := $(filter-out user/main.c,$(LIB_SRCS))
+LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS)) $(OBJ)/gen/profile.pb-c.o
+LIB := $(BUILD)/libisoprof.a
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(GEN)/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(GEN)/%.skel.h,$(BPF_SRCS))
+GENERATED := $(GEN)/vmlinux.h $(SKELS) $(GEN)/profile.pb-c.h
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+FIXTURE_SRCS := $(wildcard tests/fixtures/*.c)
+FIXTURE_BINS := $(patsubst tests/fixtures/%.c,$(BUILD)/fixtures/%,$(FIXTURE_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
+
+.DELETE_ON_ERROR:
+.PHONY: all clean test unit fixtures fuzz fuzzers demo bench setup check-deps
+
+all: $(BUILD)/isoprof
+
+$(BUILD)/isoprof: $(OBJ)/user/main.o $(LIB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(LIB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# Every object waits for generated headers (order-only): cheap and avoids
+# listing which file includes which skeleton.
+$(OBJ)/%.o: %.c | $(GENERATED)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OBJ)/gen/profile.pb-c.o: $(GEN)/profile.pb-c.c | $(GENERATED)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
+
+$(GEN)/profile.pb-c.c $(GEN)/profile.pb-c.h: proto/profile.proto
+	$(call msg,PROTOC,$@)
+	$(Q)mkdir -p $(GEN)
+	$(Q)command -v $(PROTOC_C) >/dev/null || { echo "isoprof: protoc-c not found: run scripts/setup.sh (package protobuf-c-compiler)" >&2; exit 1; }
+	$(Q)$(PROTOC_C) --proto_path=proto --c_out=$(GEN) proto/profile.proto
+
+ifdef VMLINUX_H
+$(GEN)/vmlinux.h: $(VMLINUX_H)
+	$(Q)mkdir -p $(GEN) && cp $< $@
+else
+$(GEN)/vmlinux.h:
+	$(call msg,BTF,$@)
+	$(Q)mkdir -p $(GEN)
+	$(Q)test -r $(VMLINUX_BTF) || { echo "isoprof: $(VMLINUX_BTF) missing: this kernel has no BTF; pass VMLINUX_H=path/to/vmlinux.h" >&2; exit 1; }
+	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
+endif
+
+$(GEN)/%.bpf.o: bpf/%.bpf.c bpf/isoprof.h $(wildcard bpf/*.bpf.h) $(GEN)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+		-I$(GEN) -Ibpf -c $< -o $@
+
+$(GEN)/%.skel.h: $(GEN)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# Unit tests (cmocka) and the programs they and the e2e tests run.
+unit: $(UNIT_BINS) $(FIXTURE_BINS)
+fixtures: $(FIXTURE_BINS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB)
+	$(call msg,TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS) -lcmocka
+
+# Fixtures are what isoprof profiles or reads: built without sanitizers,
+# with frame pointers, so their cost profile is what the test expects.
+$(BUILD)/fixtures/%: tests/fixtures/%.c
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)gcc -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -fno-ipa-icf -Wall -Wextra -Werror \
+		-o $@ $< -lpthread
+
+$(BUILD)/fuzzers/%: tests/fuzz/%.c $(LIB)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
+
+fuzzers: $(FUZZ_BINS)
+
+fuzz:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz FUZZ=1 fuzzers
+
+setup:
+	$(Q)bash scripts/setup.sh
+
+# Runs setup only when a tool or library is missing, so `make test` and
+# `make demo` work alone on a fresh host.
+check-deps:
+	$(Q)bash scripts/setup.sh --check-only >/dev/null 2>&1 || bash scripts/setup.sh
+
+test: check-deps
+	$(Q)$(MAKE) --no-print-directory all unit
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 all unit
+	$(Q)$(MAKE) --no-print-directory fuzz
+	$(Q)bash tests/run.sh
+
+demo: check-deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash scripts/demo.sh
+
+bench: check-deps
+	$(Q)$(MAKE) --no-print-directory all fixtures
+	$(Q)bash bench/run.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The ABI between isoprof's BPF programs and userspace.
+ *
+ * Every struct here crosses the kernel/user boundary: fixed-width types only,
+ * explicit padding, and size/offset assertions checked by both compilers.
+ *
+ * Transfer design: one ring buffer record per sample (no in-kernel aggregation).
+ * Later stages need per-sample time and per-sample context (the current V8
+ * isolate), which an aggregating stack map cannot carry; and copying the stack
+ * straight into the reserved ring buffer slot avoids both the extra copy of
+ * bpf_ringbuf_output() and the jhash + bucket locking of a STACK_TRACE map.
+ * docs/architecture.md has the measurements behind this choice.
+ */
+#ifndef ISOPROF_BPF_ISOPROF_H
+#define ISOPROF_BPF_ISOPROF_H
+
+#ifdef __bpf__
+/* vmlinux.h already defines the __u* types */
+#else
+#include <linux/types.h>
+#endif
+
+/* kernel.perf_event_max_stack defaults to 127 and caps bpf_get_stack() */
+#define ISOPROF_MAX_STACK_DEPTH 127
+#define ISOPROF_COMM_LEN 16
+
+/* isoprof_sample.flags */
+#define ISOPROF_SAMPLE_USER_TRUNCATED (1u << 0)   /* user stack hit the depth cap */
+#define ISOPROF_SAMPLE_KERNEL_TRUNCATED (1u << 1) /* kernel stack hit the depth cap */
+#define ISOPROF_SAMPLE_ISOLATE_READ_FAILED (1u << 2)
+
+struct isoprof_sample {
+	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 isolate;		/* current V8 isolate, 0 when none or not read */
+	__u32 pid;		/* tgid */
+	__u32 tid;
+	__u32 cpu;
+	__u32 flags;		/* ISOPROF_SAMPLE_* */
+	__s32 kernel_stack_bytes; /* bpf_get_stack() result: bytes or -errno */
+	__s32 user_stack_bytes;
+	char comm[ISOPROF_COMM_LEN];
+	__u64 kernel_stack[ISOPROF_MAX_STACK_DEPTH];
+	__u64 user_stack[ISOPROF_MAX_STACK_DEPTH];
+};
+
+_Static_assert(sizeof(struct isoprof_sample) == 56 + 2 * 8 * ISOPROF_MAX_STACK_DEPTH,
+	       "isoprof_sample layout");
+_Static_assert(__builtin_offsetof(struct isoprof_sample, comm) == 40, "comm offset");
+_Static_assert(__builtin_offsetof(struct isoprof_sample, kernel_stack) == 56,
+	       "kernel_stack offset");
+
+/* Value of the targets map, keyed by tgid. */
+#define ISOPROF_TARGET_READ_ISOLATE (1u << 0)
+
+struct isoprof_target {
+	__s64 isolate_tls_offset; /* from the thread pointer (fsbase) to g_current_isolate_ */
+	__u32 flags;		  /* ISOPROF_TARGET_* */
+	__u32 pad;
+};
+
+_Static_assert(sizeof(struct isoprof_target) == 16, "isoprof_target layout");
+
+/* Per-CPU counters, summed by userspace. */
+struct isoprof_counters {
+	__u64 events;		/* program runs on a target */
+	__u64 lost_ringbuf_full;
+	__u64 user_stack_errors;
+	__u64 kernel_stack_errors;
+	__u64 user_truncated;
+	__u64 kernel_truncated;
+};
+
+_Static_assert(sizeof(struct isoprof_counters) == 48, "isoprof_counters layout");
+
+#endif /* ISOPROF_BPF_ISOPROF_H */

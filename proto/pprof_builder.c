@@ -1,0 +1,1030 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * pprof_builder: see pprof_builder.h.
+ *
+ * Everything is kept in flat arrays of small records that refer to each
+ * other by index; the protobuf-c structs exist only for the duration of
+ * pprof_builder__serialize().  Dedup and sample merging use open-addressing
+ * tables that store (entry index + 1, 32-bit hash) per slot, so growing a
+ * table never rehashes the content and most probe mismatches are rejected
+ * without touching the entries.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "pprof_builder.h"
+#include "profile.pb-c.h"
+
+/* Open-addressing index table. */
+struct slot {
+	uint32_t idx1;	/* entry index + 1; 0 means empty */
+	uint32_t hash;
+};
+
+struct htab {
+	struct slot *slots;
+	size_t mask;	/* size - 1, size a power of two (0 when unallocated) */
+	size_t count;
+};
+
+typedef bool (*htab_eq_fn)(const struct pprof_builder *b, uint32_t idx, const void *key);
+
+struct pb_mapping {
+	uint64_t memory_start, memory_limit, file_offset;
+	int64_t filename, build_id;
+	bool has_functions, has_filenames, has_line_numbers;
+};
+
+struct pb_function {
+	int64_t name, system_name, filename, start_line;
+};
+
+struct pb_location {
+	uint64_t mapping_id, address;
+	size_t line_off;	/* into b->lines */
+	size_t nlines;
+};
+
+struct pb_label {
+	int64_t key, str, num, num_unit;
+};
+
+struct pb_sample {
+	size_t loc_off;		/* into b->loc_ids */
+	size_t nlocs;
+	size_t label_off;	/* into b->labels */
+	size_t nlabels;
+	/* values live at b->values[index * b->ntypes] */
+};
+
+struct pb_value_type {
+	int64_t type, unit;
+};
+
+struct pprof_builder {
+	char **strs;
+	size_t nstrs, strs_cap;
+	struct htab str_tab;
+
+	struct pb_value_type *types;
+	size_t ntypes, types_cap;
+	int64_t default_type;
+	struct pb_value_type period_type;
+	int64_t period;
+	int64_t time_nanos, duration_nanos;
+	int64_t *comments;
+	size_t ncomments, comments_cap;
+
+	struct pb_mapping *mappings;
+	size_t nmappings, mappings_cap;
+	struct htab mapping_tab;
+
+	struct pb_function *functions;
+	size_t nfunctions, functions_cap;
+	struct htab function_tab;
+
+	struct pb_location *locations;
+	size_t nlocations, locations_cap;
+	struct htab location_tab;
+	struct pprof_line *lines;
+	size_t nlines, lines_cap;
+
+	struct pb_sample *samples;
+	size_t nsamples, samples_cap;
+	struct htab sample_tab;
+	uint64_t *loc_ids;
+	size_t nloc_ids, loc_ids_cap;
+	struct pb_label *labels;
+	size_t nlabels, labels_cap;
+	int64_t *values;
+	size_t values_cap;	/* in int64_t; nsamples * ntypes used */
+
+	/* Scratch for sorting one sample's labels before lookup. */
+	struct pb_label *scratch;
+	size_t scratch_cap;
+
+	/* First error from a setter that cannot report one; serialize fails with it. */
+	int sticky_err;
+};
+
+/* Grow *arr so that it holds at least need elements of size elem. */
+static int vec_reserve(void *arr, size_t *cap, size_t need, size_t elem)
+{
+	void **p = arr;
+	size_t ncap;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 16;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / elem)
+		return -ENOMEM;
+	np = realloc(*p, ncap * elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t hash_bytes(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a 64 */
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* Word-at-a-time mixing for id and value sequences: FNV per byte is too slow there. */
+static uint64_t hash_word(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 32);
+}
+
+static uint32_t hash_fold(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return (uint32_t)h;
+}
+
+static int htab__grow(struct htab *t)
+{
+	size_t nsize = t->mask ? (t->mask + 1) * 2 : 64;
+	struct slot *ns;
+
+	if (nsize > SIZE_MAX / sizeof(*ns))
+		return -ENOMEM;
+	ns = calloc(nsize, sizeof(*ns));
+	if (!ns)
+		return -ENOMEM;
+	for (size_t i = 0; t->mask && i <= t->mask; i++) {
+		struct slot s = t->slots[i];
+		size_t j;
+
+		if (!s.idx1)
+			continue;
+		for (j = s.hash & (nsize - 1); ns[j].idx1; j = (j + 1) & (nsize - 1))
+			;
+		ns[j] = s;
+	}
+	free(t->slots);
+	t->slots = ns;
+	t->mask = nsize - 1;
+	return 0;
+}
+
+/*
+ * Find key; returns its entry index, or -1 with *slotp set to the empty
+ * slot where it belongs.  The table must have room for one more entry (see
+ * htab__reserve), so an empty slot always exists.
+ */
+static long htab__find(const struct pprof_builder *b, const struct htab *t, uint32_t hash,
+		       htab_eq_fn eq, const void *key, struct slot **slotp)
+{
+	for (size_t i = hash & t->mask;; i = (i + 1) & t->mask) {
+		struct slot *s = &t->slots[i];
+
+		if (!s->idx1) {
+			*slotp = s;
+			return -1;
+		}
+		if (s->hash == hash && eq(b, s->idx1 - 1, key))
+			return (long)(s->idx1 - 1);
+	}
+}
+
+/* Keep the load factor at most 1/2: probes stay short for any key mix. */
+static int htab__reserve(struct htab *t)
+{
+	if (t->mask && (t->count + 1) * 2 <= t->mask + 1)
+		return 0;
+	return htab__grow(t);
+}
+
+static int htab__insert(struct htab *t, struct slot *s, uint32_t hash, size_t idx)
+{
+	if (idx >= UINT32_MAX)
+		return -ENOMEM;
+	s->idx1 = (uint32_t)idx + 1;
+	s->hash = hash;
+	t->count++;
+	return 0;
+}
+
+/* Strings. */
+
+static bool str_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+{
+	return !strcmp(b->strs[idx], key);
+}
+
+int64_t pprof_builder__string(struct pprof_builder *b, const char *s)
+{
+	struct slot *slot;
+	uint32_t hash;
+	long found;
+	char *copy;
+
+	if (!s || !*s)
+		return 0;
+	if (htab__reserve(&b->str_tab))
+		goto nomem;
+	hash = hash_fold(hash_bytes(s, strlen(s)));
+	found = htab__find(b, &b->str_tab, hash, str_eq, s, &slot);
+	if (found >= 0)
+		return found;
+	if (vec_reserve(&b->strs, &b->strs_cap, b->nstrs + 1, sizeof(*b->strs)))
+		goto nomem;
+	copy = strdup(s);
+	if (!copy)
+		goto nomem;
+	if (htab__insert(&b->str_tab, slot, hash, b->nstrs)) {
+		free(copy);
+		goto nomem;
+	}
+	b->strs[b->nstrs] = copy;
+	return (int64_t)b->nstrs++;
+nomem:
+	errno = ENOMEM;
+	return -ENOMEM;
+}
+
+/* Like pprof_builder__string() for setters that return void: remembers the failure. */
+static int64_t string_sticky(struct pprof_builder *b, const char *s)
+{
+	int64_t idx = pprof_builder__string(b, s);
+
+	if (idx < 0) {
+		if (!b->sticky_err)
+			b->sticky_err = (int)idx;
+		return 0;
+	}
+	return idx;
+}
+
+struct pprof_builder *pprof_builder__new(void)
+{
+	struct pprof_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return NULL;
+	b->strs = malloc(16 * sizeof(*b->strs));
+	if (!b->strs)
+		goto err;
+	b->strs_cap = 16;
+	b->strs[0] = strdup("");
+	if (!b->strs[0])
+		goto err;
+	b->nstrs = 1;
+	/* "" is index 0 by definition and never looked up in the table. */
+	return b;
+err:
+	free(b->strs);
+	free(b);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void pprof_builder__free(struct pprof_builder *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->nstrs; i++)
+		free(b->strs[i]);
+	free(b->strs);
+	free(b->str_tab.slots);
+	free(b->types);
+	free(b->comments);
+	free(b->mappings);
+	free(b->mapping_tab.slots);
+	free(b->functions);
+	free(b->function_tab.slots);
+	free(b->locations);
+	free(b->location_tab.slots);
+	free(b->lines);
+	free(b->samples);
+	free(b->sample_tab.slots);
+	free(b->loc_ids);
+	free(b->labels);
+	free(b->values);
+	free(b->scratch);
+	free(b);
+}
+
+/* Header fields. */
+
+int pprof_builder__add_sample_type(struct pprof_builder *b, const char *type, const char *unit)
+{
+	int64_t t, u;
+
+	if (b->nsamples)
+		return -EINVAL;
+	if (vec_reserve(&b->types, &b->types_cap, b->ntypes + 1, sizeof(*b->types)))
+		return -ENOMEM;
+	t = pprof_builder__string(b, type);
+	u = pprof_builder__string(b, unit);
+	if (t < 0 || u < 0)
+		return -ENOMEM;
+	b->types[b->ntypes].type = t;
+	b->types[b->ntypes].unit = u;
+	b->ntypes++;
+	return 0;
+}
+
+void pprof_builder__set_default_sample_type(struct pprof_builder *b, const char *type)
+{
+	b->default_type = string_sticky(b, type);
+}
+
+void pprof_builder__set_period(struct pprof_builder *b, const char *type, const char *unit,
+			       int64_t period)
+{
+	b->period_type.type = string_sticky(b, type);
+	b->period_type.unit = string_sticky(b, unit);
+	b->period = period;
+}
+
+void pprof_builder__set_time(struct pprof_builder *b, int64_t time_nanos, int64_t duration_nanos)
+{
+	b->time_nanos = time_nanos;
+	b->duration_nanos = duration_nanos;
+}
+
+int pprof_builder__add_comment(struct pprof_builder *b, const char *comment)
+{
+	int64_t idx;
+
+	if (vec_reserve(&b->comments, &b->comments_cap, b->ncomments + 1, sizeof(*b->comments)))
+		return -ENOMEM;
+	idx = pprof_builder__string(b, comment);
+	if (idx < 0)
+		return (int)idx;
+	b->comments[b->ncomments++] = idx;
+	return 0;
+}
+
+/* Mappings. */
+
+static uint32_t mapping_hash(const struct pb_mapping *m)
+{
+	uint64_t h = 0;
+
+	h = hash_word(h, m->memory_start);
+	h = hash_word(h, m->memory_limit);
+	h = hash_word(h, m->file_offset);
+	h = hash_word(h, (uint64_t)m->filename);
+	h = hash_word(h, (uint64_t)m->build_id);
+	h = hash_word(h, m->has_functions | m->has_filenames << 1 | m->has_line_numbers << 2);
+	return hash_fold(h);
+}
+
+static bool mapping_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+{
+	const struct pb_mapping *a = &b->mappings[idx], *k = key;
+
+	return a->memory_start == k->memory_start && a->memory_limit == k->memory_limit &&
+	       a->file_offset == k->file_offset && a->filename == k->filename &&
+	       a->build_id == k->build_id && a->has_functions == k->has_functions &&
+	       a->has_filenames == k->has_filenames && a->has_line_numbers == k->has_line_numbers;
+}
+
+uint64_t pprof_builder__mapping(struct pprof_builder *b, const struct pprof_mapping_desc *m)
+{
+	struct pb_mapping key = {
+		.memory_start = m->memory_start,
+		.memory_limit = m->memory_limit,
+		.file_offset = m->file_offset,
+		.has_functions = m->has_functions,
+		.has_filenames = m->has_filenames,
+		.has_line_numbers = m->has_line_numbers,
+	};
+	struct slot *slot;
+	uint32_t hash;
+	long found;
+
+	key.filename = pprof_builder__string(b, m->filename);
+	key.build_id = pprof_builder__string(b, m->build_id);
+	if (key.filename < 0 || key.build_id < 0)
+		goto nomem;
+	if (htab__reserve(&b->mapping_tab))
+		goto nomem;
+	hash = mapping_hash(&key);
+	found = htab__find(b, &b->mapping_tab, hash, mapping_eq, &key, &slot);
+	if (found >= 0)
+		return (uint64_t)found + 1;
+	if (vec_reserve(&b->mappings, &b->mappings_cap, b->nmappings + 1, sizeof(key)))
+		goto nomem;
+	if (htab__insert(&b->mapping_tab, slot, hash, b->nmappings))
+		goto nomem;
+	b->mappings[b->nmappings++] = key;
+	return b->nmappings;
+nomem:
+	errno = ENOMEM;
+	return 0;
+}
+
+/* Functions. */
+
+static uint32_t function_hash(const struct pb_function *f)
+{
+	uint64_t h = 0;
+
+	h = hash_word(h, (uint64_t)f->name);
+	h = hash_word(h, (uint64_t)f->system_name);
+	h = hash_word(h, (uint64_t)f->filename);
+	h = hash_word(h, (uint64_t)f->start_line);
+	return hash_fold(h);
+}
+
+static bool function_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+{
+	const struct pb_function *a = &b->functions[idx], *k = key;
+
+	return a->name == k->name && a->system_name == k->system_name &&
+	       a->filename == k->filename && a->start_line == k->start_line;
+}
+
+uint64_t pprof_builder__function(struct pprof_builder *b, const char *name,
+				 const char *system_name, const char *filename,
+				 int64_t start_line)
+{
+	struct pb_function key = { .start_line = start_line };
+	struct slot *slot;
+	uint32_t hash;
+	long found;
+
+	key.name = pprof_builder__string(b, name);
+	key.system_name = pprof_builder__string(b, system_name);
+	key.filename = pprof_builder__string(b, filename);
+	if (key.name < 0 || key.system_name < 0 || key.filename < 0)
+		goto nomem;
+	if (htab__reserve(&b->function_tab))
+		goto nomem;
+	hash = function_hash(&key);
+	found = htab__find(b, &b->function_tab, hash, function_eq, &key, &slot);
+	if (found >= 0)
+		return (uint64_t)found + 1;
+	if (vec_reserve(&b->functions, &b->functions_cap, b->nfunctions + 1, sizeof(key)))
+		goto nomem;
+	if (htab__insert(&b->function_tab, slot, hash, b->nfunctions))
+		goto nomem;
+	b->functions[b->nfunctions++] = key;
+	return b->nfunctions;
+nomem:
+	errno = ENOMEM;
+	return 0;
+}
+
+/* Locations. */
+
+struct location_key {
+	uint64_t mapping_id, address;
+	const struct pprof_line *lines;
+	size_t nlines;
+};
+
+static bool location_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+{
+	const struct pb_location *a = &b->locations[idx];
+	const struct location_key *k = key;
+	const struct pprof_line *al = &b->lines[a->line_off];
+
+	if (a->mapping_id != k->mapping_id || a->address != k->address || a->nlines != k->nlines)
+		return false;
+	for (size_t i = 0; i < k->nlines; i++)
+		if (al[i].function_id != k->lines[i].function_id ||
+		    al[i].line != k->lines[i].line || al[i].column != k->lines[i].column)
+			return false;
+	return true;
+}
+
+uint64_t pprof_builder__location(struct pprof_builder *b, uint64_t mapping_id,
+				 uint64_t address, const struct pprof_line *lines,
+				 size_t nlines)
+{
+	struct location_key key = { mapping_id, address, lines, nlines };
+	struct pb_location *loc;
+	struct slot *slot;
+	uint64_t h = 0;
+	uint32_t hash;
+	long found;
+
+	if (mapping_id > b->nmappings || (nlines && !lines)) {
+		errno = EINVAL;
+		return 0;
+	}
+	h = hash_word(h, mapping_id);
+	h = hash_word(h, address);
+	for (size_t i = 0; i < nlines; i++) {
+		/* A Line must name a function that exists (pprof's CheckValid). */
+		if (!lines[i].function_id || lines[i].function_id > b->nfunctions) {
+			errno = EINVAL;
+			return 0;
+		}
+		h = hash_word(h, lines[i].function_id);
+		h = hash_word(h, (uint64_t)lines[i].line);
+		h = hash_word(h, (uint64_t)lines[i].column);
+	}
+	hash = hash_fold(h);
+	if (htab__reserve(&b->location_tab))
+		goto nomem;
+	found = htab__find(b, &b->location_tab, hash, location_eq, &key, &slot);
+	if (found >= 0)
+		return (uint64_t)found + 1;
+	if (vec_reserve(&b->locations, &b->locations_cap, b->nlocations + 1, sizeof(*loc)) ||
+	    vec_reserve(&b->lines, &b->lines_cap, b->nlines + nlines, sizeof(*lines)))
+		goto nomem;
+	if (htab__insert(&b->location_tab, slot, hash, b->nlocations))
+		goto nomem;
+	loc = &b->locations[b->nlocations++];
+	loc->mapping_id = mapping_id;
+	loc->address = address;
+	loc->line_off = b->nlines;
+	loc->nlines = nlines;
+	if (nlines)
+		memcpy(&b->lines[b->nlines], lines, nlines * sizeof(*lines));
+	b->nlines += nlines;
+	return b->nlocations;
+nomem:
+	errno = ENOMEM;
+	return 0;
+}
+
+/* Samples. */
+
+struct sample_key {
+	const uint64_t *locs;
+	size_t nlocs;
+	const struct pb_label *labels;
+	size_t nlabels;
+};
+
+static bool sample_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+{
+	const struct pb_sample *s = &b->samples[idx];
+	const struct sample_key *k = key;
+
+	if (s->nlocs != k->nlocs || s->nlabels != k->nlabels)
+		return false;
+	if (k->nlocs && memcmp(&b->loc_ids[s->loc_off], k->locs, k->nlocs * sizeof(*k->locs)))
+		return false;
+	for (size_t i = 0; i < k->nlabels; i++) {
+		const struct pb_label *x = &b->labels[s->label_off + i], *y = &k->labels[i];
+
+		if (x->key != y->key || x->str != y->str || x->num != y->num ||
+		    x->num_unit != y->num_unit)
+			return false;
+	}
+	return true;
+}
+
+static int cmp_i64(int64_t a, int64_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* Label order carries no meaning in pprof, so equal label sets must merge whatever their order. */
+static int label_cmp(const void *pa, const void *pb)
+{
+	const struct pb_label *a = pa, *b = pb;
+	int c;
+
+	if ((c = cmp_i64(a->key, b->key)))
+		return c;
+	if ((c = cmp_i64(a->str, b->str)))
+		return c;
+	if ((c = cmp_i64(a->num, b->num)))
+		return c;
+	return cmp_i64(a->num_unit, b->num_unit);
+}
+
+int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,
+			      size_t nlocations, const int64_t *values, size_t nvalues,
+			      const struct pprof_label *labels, size_t nlabels)
+{
+	struct sample_key key;
+	struct pb_sample *s;
+	struct slot *slot;
+	uint64_t h = 0;
+	uint32_t hash;
+	long found;
+	int64_t *dst;
+
+	if (!b->ntypes || nvalues != b->ntypes || !values || (nlocations && !location_ids) ||
+	    (nlabels && !labels))
+		return -EINVAL;
+	for (size_t i = 0; i < nlocations; i++) {
+		if (!location_ids[i] || location_ids[i] > b->nlocations)
+			return -EINVAL;
+		h = hash_word(h, location_ids[i]);
+	}
+	if (vec_reserve(&b->scratch, &b->scratch_cap, nlabels, sizeof(*b->scratch)))
+		return -ENOMEM;
+	for (size_t i = 0; i < nlabels; i++) {
+		struct pb_label *l = &b->scratch[i];
+
+		if (!labels[i].key || !*labels[i].key)
+			return -EINVAL;
+		l->key = pprof_builder__string(b, labels[i].key);
+		if (labels[i].str) {
+			l->str = pprof_builder__string(b, labels[i].str);
+			l->num = 0;
+			l->num_unit = 0;	/* num_unit only goes with num */
+		} else {
+			l->str = 0;
+			l->num = labels[i].num;
+			l->num_unit = pprof_builder__string(b, labels[i].num_unit);
+		}
+		if (l->key < 0 || l->str < 0 || l->num_unit < 0)
+			return -ENOMEM;
+	}
+	if (nlabels > 1)
+		qsort(b->scratch, nlabels, sizeof(*b->scratch), label_cmp);
+	h = hash_word(h, nlocations);
+	for (size_t i = 0; i < nlabels; i++) {
+		h = hash_word(h, (uint64_t)b->scratch[i].key);
+		h = hash_word(h, (uint64_t)b->scratch[i].str);
+		h = hash_word(h, (uint64_t)b->scratch[i].num);
+		h = hash_word(h, (uint64_t)b->scratch[i].num_unit);
+	}
+	hash = hash_fold(h);
+	key = (struct sample_key){ location_ids, nlocations, b->scratch, nlabels };
+
+	if (htab__reserve(&b->sample_tab))
+		return -ENOMEM;
+	found = htab__find(b, &b->sample_tab, hash, sample_eq, &key, &slot);
+	if (found >= 0) {
+		dst = &b->values[(size_t)found * b->ntypes];
+		/* Wrap rather than trap: counters are summed the way pprof's Go code does. */
+		for (size_t i = 0; i < nvalues; i++)
+			dst[i] = (int64_t)((uint64_t)dst[i] + (uint64_t)values[i]);
+		return 0;
+	}
+	if (vec_reserve(&b->samples, &b->samples_cap, b->nsamples + 1, sizeof(*s)) ||
+	    vec_reserve(&b->loc_ids, &b->loc_ids_cap, b->nloc_ids + nlocations,
+			sizeof(*b->loc_ids)) ||
+	    vec_reserve(&b->labels, &b->labels_cap, b->nlabels + nlabels, sizeof(*b->labels)) ||
+	    vec_reserve(&b->values, &b->values_cap, (b->nsamples + 1) * b->ntypes,
+			sizeof(*b->values)))
+		return -ENOMEM;
+	if (htab__insert(&b->sample_tab, slot, hash, b->nsamples))
+		return -ENOMEM;
+	s = &b->samples[b->nsamples];
+	s->loc_off = b->nloc_ids;
+	s->nlocs = nlocations;
+	s->label_off = b->nlabels;
+	s->nlabels = nlabels;
+	if (nlocations)
+		memcpy(&b->loc_ids[b->nloc_ids], location_ids, nlocations * sizeof(*location_ids));
+	b->nloc_ids += nlocations;
+	if (nlabels)
+		memcpy(&b->labels[b->nlabels], b->scratch, nlabels * sizeof(*b->scratch));
+	b->nlabels += nlabels;
+	memcpy(&b->values[b->nsamples * b->ntypes], values, nvalues * sizeof(*values));
+	b->nsamples++;
+	return 0;
+}
+
+size_t pprof_builder__sample_count(const struct pprof_builder *b)
+{
+	return b->nsamples;
+}
+
+/* Serialization. */
+
+/* The protobuf-c view of the builder, borrowing the builder's arrays where it can. */
+struct pb_view {
+	Perftools__Profiles__Profile prof;
+	Perftools__Profiles__ValueType *types, **type_ptrs, period_type;
+	Perftools__Profiles__Mapping *mappings, **mapping_ptrs;
+	Perftools__Profiles__Function *functions, **function_ptrs;
+	Perftools__Profiles__Location *locations, **location_ptrs;
+	Perftools__Profiles__Line *lines, **line_ptrs;
+	Perftools__Profiles__Sample *samples, **sample_ptrs;
+	Perftools__Profiles__Label *labels, **label_ptrs;
+};
+
+static void pb_view__release(struct pb_view *v)
+{
+	free(v->types);
+	free(v->type_ptrs);
+	free(v->mappings);
+	free(v->mapping_ptrs);
+	free(v->functions);
+	free(v->function_ptrs);
+	free(v->locations);
+	free(v->location_ptrs);
+	free(v->lines);
+	free(v->line_ptrs);
+	free(v->samples);
+	free(v->sample_ptrs);
+	free(v->labels);
+	free(v->label_ptrs);
+}
+
+/* calloc(n, a) and calloc(n, b) together; either may be NULL when n is 0. */
+static int alloc_pair(void *pa, size_t a, void *pb, size_t b, size_t n)
+{
+	void **x = pa, **y = pb;
+
+	if (!n)
+		return 0;
+	*x = calloc(n, a);
+	*y = calloc(n, b);
+	return *x && *y ? 0 : -ENOMEM;
+}
+
+static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
+{
+	Perftools__Profiles__Profile *p = &v->prof;
+
+	memset(v, 0, sizeof(*v));
+	perftools__profiles__profile__init(p);
+	if (alloc_pair(&v->types, sizeof(*v->types), &v->type_ptrs, sizeof(*v->type_ptrs),
+		       b->ntypes) ||
+	    alloc_pair(&v->mappings, sizeof(*v->mappings), &v->mapping_ptrs,
+		       sizeof(*v->mapping_ptrs), b->nmappings) ||
+	    alloc_pair(&v->functions, sizeof(*v->functions), &v->function_ptrs,
+		       sizeof(*v->function_ptrs), b->nfunctions) ||
+	    alloc_pair(&v->locations, sizeof(*v->locations), &v->location_ptrs,
+		       sizeof(*v->location_ptrs), b->nlocations) ||
+	    alloc_pair(&v->lines, sizeof(*v->lines), &v->line_ptrs, sizeof(*v->line_ptrs),
+		       b->nlines) ||
+	    alloc_pair(&v->samples, sizeof(*v->samples), &v->sample_ptrs,
+		       sizeof(*v->sample_ptrs), b->nsamples) ||
+	    alloc_pair(&v->labels, sizeof(*v->labels), &v->label_ptrs, sizeof(*v->label_ptrs),
+		       b->nlabels))
+		return -ENOMEM;
+
+	for (size_t i = 0; i < b->ntypes; i++) {
+		perftools__profiles__value_type__init(&v->types[i]);
+		v->types[i].type = b->types[i].type;
+		v->types[i].unit = b->types[i].unit;
+		v->type_ptrs[i] = &v->types[i];
+	}
+	p->n_sample_type = b->ntypes;
+	p->sample_type = v->type_ptrs;
+
+	for (size_t i = 0; i < b->nmappings; i++) {
+		Perftools__Profiles__Mapping *m = &v->mappings[i];
+
+		perftools__profiles__mapping__init(m);
+		m->id = i + 1;
+		m->memory_start = b->mappings[i].memory_start;
+		m->memory_limit = b->mappings[i].memory_limit;
+		m->file_offset = b->mappings[i].file_offset;
+		m->filename = b->mappings[i].filename;
+		m->build_id = b->mappings[i].build_id;
+		m->has_functions = b->mappings[i].has_functions;
+		m->has_filenames = b->mappings[i].has_filenames;
+		m->has_line_numbers = b->mappings[i].has_line_numbers;
+		v->mapping_ptrs[i] = m;
+	}
+	p->n_mapping = b->nmappings;
+	p->mapping = v->mapping_ptrs;
+
+	for (size_t i = 0; i < b->nfunctions; i++) {
+		Perftools__Profiles__Function *f = &v->functions[i];
+
+		perftools__profiles__function__init(f);
+		f->id = i + 1;
+		f->name = b->functions[i].name;
+		f->system_name = b->functions[i].system_name;
+		f->filename = b->functions[i].filename;
+		f->start_line = b->functions[i].start_line;
+		v->function_ptrs[i] = f;
+	}
+	p->n_function = b->nfunctions;
+	p->function = v->function_ptrs;
+
+	for (size_t i = 0; i < b->nlines; i++) {
+		perftools__profiles__line__init(&v->lines[i]);
+		v->lines[i].function_id = b->lines[i].function_id;
+		v->lines[i].line = b->lines[i].line;
+		v->lines[i].column = b->lines[i].column;
+		v->line_ptrs[i] = &v->lines[i];
+	}
+	for (size_t i = 0; i < b->nlocations; i++) {
+		const struct pb_location *bl = &b->locations[i];
+		Perftools__Profiles__Location *l = &v->locations[i];
+
+		perftools__profiles__location__init(l);
+		l->id = i + 1;
+		l->mapping_id = bl->mapping_id;
+		l->address = bl->address;
+		l->n_line = bl->nlines;
+		l->line = bl->nlines ? &v->line_ptrs[bl->line_off] : NULL;
+		/* Readers trust this flag to know whether inlined frames were recorded. */
+		if (bl->nlines > 1 && bl->mapping_id)
+			v->mappings[bl->mapping_id - 1].has_inline_frames = true;
+		v->location_ptrs[i] = l;
+	}
+	p->n_location = b->nlocations;
+	p->location = v->location_ptrs;
+
+	for (size_t i = 0; i < b->nlabels; i++) {
+		perftools__profiles__label__init(&v->labels[i]);
+		v->labels[i].key = b->labels[i].key;
+		v->labels[i].str = b->labels[i].str;
+		v->labels[i].num = b->labels[i].num;
+		v->labels[i].num_unit = b->labels[i].num_unit;
+		v->label_ptrs[i] = &v->labels[i];
+	}
+	for (size_t i = 0; i < b->nsamples; i++) {
+		const struct pb_sample *bs = &b->samples[i];
+		Perftools__Profiles__Sample *s = &v->samples[i];
+
+		perftools__profiles__sample__init(s);
+		s->n_location_id = bs->nlocs;
+		s->location_id = bs->nlocs ? &b->loc_ids[bs->loc_off] : NULL;
+		s->n_value = b->ntypes;
+		s->value = &b->values[i * b->ntypes];
+		s->n_label = bs->nlabels;
+		s->label = bs->nlabels ? &v->label_ptrs[bs->label_off] : NULL;
+		v->sample_ptrs[i] = s;
+	}
+	p->n_sample = b->nsamples;
+	p->sample = v->sample_ptrs;
+
+	p->n_string_table = b->nstrs;
+	p->string_table = b->strs;
+	p->time_nanos = b->time_nanos;
+	p->duration_nanos = b->duration_nanos;
+	if (b->period_type.type || b->period_type.unit) {
+		perftools__profiles__value_type__init(&v->period_type);
+		v->period_type.type = b->period_type.type;
+		v->period_type.unit = b->period_type.unit;
+		p->period_type = &v->period_type;
+	}
+	p->period = b->period;
+	p->n_comment = b->ncomments;
+	p->comment = b->comments;
+	p->default_sample_type = b->default_type;
+	return 0;
+}
+
+static int gzip_buffer(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+{
+	z_stream zs = { 0 };
+	size_t bound;
+	uint8_t *buf;
+	int ret;
+
+	/* windowBits 15 + 16: a gzip header and trailer, which is what pprof expects on disk. */
+	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	bound = deflateBound(&zs, len);
+	buf = malloc(bound ? bound : 1);
+	if (!buf) {
+		deflateEnd(&zs);
+		return -ENOMEM;
+	}
+	zs.next_in = (Bytef *)in;
+	zs.next_out = buf;
+	zs.avail_out = 0;
+	/* avail_in/avail_out are uInt: feed large inputs in pieces. */
+	do {
+		size_t in_left = len - (size_t)(zs.next_in - in);
+		size_t out_left = bound - (size_t)(zs.next_out - buf);
+
+		zs.avail_in = in_left > UINT_MAX ? UINT_MAX : (uInt)in_left;
+		zs.avail_out = out_left > UINT_MAX ? UINT_MAX : (uInt)out_left;
+		ret = deflate(&zs, zs.avail_in == in_left ? Z_FINISH : Z_NO_FLUSH);
+	} while (ret == Z_OK || (ret == Z_BUF_ERROR && zs.avail_out));
+	deflateEnd(&zs);
+	if (ret != Z_STREAM_END) {
+		free(buf);
+		return -EIO;
+	}
+	*out = buf;
+	*out_len = (size_t)(zs.next_out - buf);
+	return 0;
+}
+
+int pprof_builder__serialize(struct pprof_builder *b, bool gzip, uint8_t **out, size_t *len)
+{
+	struct pb_view v;
+	uint8_t *raw;
+	size_t n;
+	int err;
+
+	*out = NULL;
+	*len = 0;
+	if (b->sticky_err)
+		return b->sticky_err;
+	if (!b->ntypes)
+		return -EINVAL;
+	err = pb_view__init(&v, b);
+	if (err)
+		goto out;
+	n = protobuf_c_message_get_packed_size(&v.prof.base);
+	raw = malloc(n ? n : 1);
+	if (!raw) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (protobuf_c_message_pack(&v.prof.base, raw) != n) {
+		free(raw);
+		err = -EIO;
+		goto out;
+	}
+	if (gzip) {
+		err = gzip_buffer(raw, n, out, len);
+		free(raw);
+	} else {
+		*out = raw;
+		*len = n;
+	}
+out:
+	pb_view__release(&v);
+	return err;
+}
+
+static int write_all(int fd, const uint8_t *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int pprof_builder__write_file(struct pprof_builder *b, const char *path, bool gzip)
+{
+	const char *slash = strrchr(path, '/');
+	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	uint8_t *data = NULL;
+	char *tmp = NULL;
+	size_t len;
+	int fd = -1, err;
+
+	if (!*path || (slash && !slash[1]))
+		return -EINVAL;
+	err = pprof_builder__serialize(b, gzip, &data, &len);
+	if (err)
+		return err;
+	/* Same directory as the target, so rename() is atomic and never crosses filesystems. */
+	tmp = malloc(strlen(path) + sizeof("/..tmp.XXXXXX"));
+	if (!tmp) {
+		err = -ENOMEM;
+		goto out;
+	}
+	memcpy(tmp, path, dirlen);
+	sprintf(tmp + dirlen, ".%s.tmp.XXXXXX", path + dirlen);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* mkstemp() creates 0600; a profile is an ordinary output file. */
+	if (fchmod(fd, 0644) < 0 || (err = write_all(fd, data, len)) || fsync(fd) < 0) {
+		err = err ? err : -errno;
+		goto out_unlink;
+	}
+	if (close(fd) < 0) {
+		fd = -1;
+		err = -errno;
+		goto out_unlink;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0) {
+		err = -errno;
+		goto out_unlink;
+	}
+	goto out;
+out_unlink:
+	if (fd >= 0)
+		close(fd);
+	fd = -1;
+	unlink(tmp);
+out:
+	free(tmp);
+	free(data);
+	return err;
+}

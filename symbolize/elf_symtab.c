@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* elf_symtab: function symbols of one ELF file; see elf_symtab.h. */
+#include "elf_symtab.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <libiberty/demangle.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Longer build-ids do not exist in practice; such a note is ignored. */
+#define BUILD_ID_MAX 64
+
+/*
+ * How far lookup walks back from the nearest symbol looking for an enclosing
+ * one.  Sized symbols nest only around the odd assembly label, so a short
+ * walk does what an interval tree would.
+ */
+#define LOOKUP_BACKTRACK 16
+
+struct elf_load {
+	uint64_t offset;
+	uint64_t filesz;
+	uint64_t vaddr;
+};
+
+struct esym {
+	uint64_t addr;
+	uint64_t end;		/* exclusive; 0 until a size-0 symbol is bounded */
+	uint32_t name;		/* offset in the string table */
+	uint32_t idx;		/* index in the ELF table: stable order, shndx */
+	uint8_t rank;		/* see sym_rank() */
+};
+
+struct elf_symtab {
+	Elf *elf;
+	void *image;		/* our copy, for from_memory */
+	uint64_t size;
+	char build_id[2 * BUILD_ID_MAX + 1];
+
+	struct elf_load *loads;
+	size_t nr_loads;
+
+	Elf_Scn *symtab_scn;
+	Elf_Scn *dynsym_scn;
+
+	bool loaded;
+	int load_err;
+	const char *load_reason;
+	const char *table;
+
+	struct esym *syms;
+	size_t nr;
+	const char *strtab;	/* in the mapping: names are never copied */
+	char **demangled;	/* per symbol, allocated on first mangled name */
+};
+
+/* Marks "cplus_demangle() failed" in the cache, so it is not retried. */
+static char demangle_failed[1];
+
+static void set_reason(const char **reason, const char *why)
+{
+	if (reason)
+		*reason = why;
+}
+
+static void *fail(struct elf_symtab *st, int err, const char **reason, const char *why)
+{
+	elf_symtab__free(st);
+	set_reason(reason, why);
+	errno = err;
+	return NULL;
+}
+
+static uint64_t rd(const unsigned char *p, size_t n, bool msb)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[msb ? i : n - 1 - i] << (8 * (n - 1 - i));
+	return v;
+}
+
+static bool table_fits(uint64_t off, uint64_t nr, uint64_t entsize, uint64_t size)
+{
+	if (off > size || !entsize)
+		return false;
+	return (size - off) / entsize >= nr;
+}
+
+/*
+ * Check the ELF header against the file size before libelf sees it, so a
+ * damaged file gets a reason a person understands instead of "invalid ELF".
+ * hdr holds the first hlen bytes of a file of size bytes.
+ */
+static const char *check_header(const unsigned char *hdr, size_t hlen, uint64_t size)
+{
+	uint64_t phoff, shoff, phnum, shnum, phentsize, shentsize;
+	bool is64, msb;
+
+	if (!size)
+		return "empty file";
+	if (hlen < SELFMAG || memcmp(hdr, ELFMAG, SELFMAG))
+		return "not an ELF file";
+	if (hlen < EI_NIDENT)
+		return "truncated ELF (header)";
+	if (hdr[EI_CLASS] != ELFCLASS32 && hdr[EI_CLASS] != ELFCLASS64)
+		return "unsupported ELF class";
+	if (hdr[EI_DATA] != ELFDATA2LSB && hdr[EI_DATA] != ELFDATA2MSB)
+		return "unsupported ELF byte order";
+	is64 = hdr[EI_CLASS] == ELFCLASS64;
+	msb = hdr[EI_DATA] == ELFDATA2MSB;
+	if (hlen < (is64 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
+		return "truncated ELF (header)";
+
+#define FIELD(T, f) rd(hdr + offsetof(T, f), sizeof(((T *)0)->f), msb)
+	if (is64) {
+		phoff = FIELD(Elf64_Ehdr, e_phoff);
+		shoff = FIELD(Elf64_Ehdr, e_shoff);
+		phnum = FIELD(Elf64_Ehdr, e_phnum);
+		shnum = FIELD(Elf64_Ehdr, e_shnum);
+		phentsize = FIELD(Elf64_Ehdr, e_phentsize);
+		shentsize = FIELD(Elf64_Ehdr, e_shentsize);
+	} else {
+		phoff = FIELD(Elf32_Ehdr, e_phoff);
+		shoff = FIELD(Elf32_Ehdr, e_shoff);
+		phnum = FIELD(Elf32_Ehdr, e_phnum);
+		shnum = FIELD(Elf32_Ehdr, e_shnum);
+		phentsize = FIELD(Elf32_Ehdr, e_phentsize);
+		shentsize = FIELD(Elf32_Ehdr, e_shentsize);
+	}
+#undef FIELD
+
+	/* A count of 0 with an offset means "the real count is in shdr 0". */
+	if (shoff) {
+		if (shentsize != (is64 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)))
+			return "corrupt ELF (section header size)";
+		if (!table_fits(shoff, shnum ? shnum : 1, shentsize, size))
+			return "truncated ELF (section headers past end of file)";
+	}
+	if (phoff && phnum) {
+		if (phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+			return "corrupt ELF (program header size)";
+		if (!table_fits(phoff, phnum == PN_XNUM ? 1 : phnum, phentsize, size))
+			return "truncated ELF (program headers past end of file)";
+	}
+	return NULL;
+}
+
+static bool note_build_id(Elf_Data *data, char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t off = 0, next, name_off, desc_off, i;
+	GElf_Nhdr nh;
+
+	if (!data || !data->d_buf)
+		return false;
+	while ((next = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const unsigned char *desc = (const unsigned char *)data->d_buf + desc_off;
+
+		off = next;
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != sizeof(ELF_NOTE_GNU) ||
+		    memcmp((const char *)data->d_buf + name_off, ELF_NOTE_GNU,
+			   sizeof(ELF_NOTE_GNU)) ||
+		    !nh.n_descsz || nh.n_descsz > BUILD_ID_MAX)
+			continue;
+		for (i = 0; i < nh.n_descsz; i++) {
+			out[2 * i] = hex[desc[i] >> 4];
+			out[2 * i + 1] = hex[desc[i] & 0xf];
+		}
+		out[2 * i] = '\0';
+		return true;
+	}
+	return false;
+}
+
+/* Headers, PT_LOADs, build-id and where the symbol tables are. */
+static int read_headers(struct elf_symtab *st, const char **why)
+{
+	size_t phnum, i, nr_notes = 0;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr ehdr;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+
+	*why = "corrupt ELF (header)";
+	if (elf_kind(st->elf) != ELF_K_ELF) {
+		*why = "not an ELF file";
+		return -ENOEXEC;
+	}
+	if (!gelf_getehdr(st->elf, &ehdr))
+		return -ENOEXEC;
+	*why = "corrupt ELF (program headers)";
+	if (elf_getphdrnum(st->elf, &phnum))
+		return -ENOEXEC;
+
+	if (phnum) {
+		st->loads = calloc(phnum, sizeof(*st->loads));
+		if (!st->loads) {
+			*why = "out of memory";
+			return -ENOMEM;
+		}
+	}
+	for (i = 0; i < phnum; i++) {
+		if (!gelf_getphdr(st->elf, (int)i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type == PT_NOTE)
+			nr_notes++;
+		if (ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		st->loads[st->nr_loads].offset = ph.p_offset;
+		st->loads[st->nr_loads].filesz = ph.p_filesz;
+		st->loads[st->nr_loads].vaddr = ph.p_vaddr;
+		st->nr_loads++;
+	}
+
+	while ((scn = elf_nextscn(st->elf, scn))) {
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB && !st->symtab_scn)
+			st->symtab_scn = scn;
+		else if (sh.sh_type == SHT_DYNSYM && !st->dynsym_scn)
+			st->dynsym_scn = scn;
+		else if (sh.sh_type == SHT_NOTE && !st->build_id[0] &&
+			 table_fits(sh.sh_offset, 1, sh.sh_size, st->size))
+			note_build_id(elf_getdata(scn, NULL), st->build_id);
+	}
+
+	/* Section headers can be stripped; the note segment cannot. */
+	for (i = 0; i < phnum && nr_notes && !st->build_id[0]; i++) {
+		if (!gelf_getphdr(st->elf, (int)i, &ph) || ph.p_type != PT_NOTE ||
+		    !ph.p_filesz || !table_fits(ph.p_offset, 1, ph.p_filesz, st->size))
+			continue;
+		/* Notes in an 8-aligned segment have 8-aligned fields. */
+		note_build_id(elf_getdata_rawchunk(st->elf, (int64_t)ph.p_offset, ph.p_filesz,
+						   ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR),
+			      st->build_id);
+	}
+	*why = NULL;
+	return 0;
+}
+
+/* Common tail of the constructors: st->elf and st->size are set. */
+static struct elf_symtab *finish_open(struct elf_symtab *st, const char **reason)
+{
+	const char *why;
+	int err;
+
+	err = read_headers(st, &why);
+	if (err)
+		return fail(st, -err, reason, why);
+	return st;
+}
+
+static struct elf_symtab *symtab_alloc(const char **reason)
+{
+	struct elf_symtab *st;
+
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		set_reason(reason, "libelf version mismatch");
+		errno = ENOEXEC;
+		return NULL;
+	}
+	st = calloc(1, sizeof(*st));
+	if (!st) {
+		set_reason(reason, "out of memory");
+		errno = ENOMEM;
+	}
+	return st;
+}
+
+struct elf_symtab *elf_symtab__open_fd(int fd, const char **reason)
+{
+	unsigned char hdr[sizeof(Elf64_Ehdr)];
+	struct elf_symtab *st;
+	const char *why;
+	struct stat stb;
+	ssize_t n;
+
+	if (fstat(fd, &stb)) {
+		set_reason(reason, "cannot stat file");
+		return NULL;
+	}
+	if (S_ISDIR(stb.st_mode)) {
+		set_reason(reason, "is a directory");
+		errno = EISDIR;
+		return NULL;
+	}
+	if (!S_ISREG(stb.st_mode)) {
+		set_reason(reason, "not a regular file");
+		errno = ENOEXEC;
+		return NULL;
+	}
+	do
+		n = pread(fd, hdr, sizeof(hdr), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		set_reason(reason, "cannot read file");
+		return NULL;
+	}
+	why = check_header(hdr, (size_t)n, (uint64_t)stb.st_size);
+	if (why) {
+		set_reason(reason, why);
+		errno = ENOEXEC;
+		return NULL;
+	}
+
+	st = symtab_alloc(reason);
+	if (!st)
+		return NULL;
+	st->size = (uint64_t)stb.st_size;
+	st->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!st->elf)
+		return fail(st, ENOEXEC, reason, elf_errmsg(-1));
+	/*
+	 * Done with fd: a mapped file needs nothing more from it, and one that
+	 * could not be mapped is read whole now.  So the cache holds no
+	 * descriptors, however many files it keeps.
+	 */
+	if (elf_cntl(st->elf, ELF_C_FDREAD))
+		return fail(st, ENOEXEC, reason, elf_errmsg(-1));
+	return finish_open(st, reason);
+}
+
+struct elf_symtab *elf_symtab__open(const char *path, const char **reason)
+{
+	struct elf_symtab *st;
+	int fd, err;
+
+	/* O_NONBLOCK: a FIFO at the path must not hang the profiler. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		err = errno;
+		set_reason(reason, err == ENOENT ? "no such file" :
+			   err == EACCES ? "permission denied" : "cannot open file");
+		errno = err;
+		return NULL;
+	}
+	st = elf_symtab__open_fd(fd, reason);
+	err = errno;
+	close(fd);
+	errno = err;
+	return st;
+}
+
+struct elf_symtab *elf_symtab__from_memory(const void *buf, size_t len, const char **reason)
+{
+	struct elf_symtab *st;
+	const char *why;
+
+	why = check_header(buf, len, len);
+	if (why) {
+		set_reason(reason, why);
+		errno = ENOEXEC;
+		return NULL;
+	}
+	st = symtab_alloc(reason);
+	if (!st)
+		return NULL;
+	/* libelf wants a writable image and the caller's buffer may go away. */
+	st->image = malloc(len);
+	if (!st->image)
+		return fail(st, ENOMEM, reason, "out of memory");
+	memcpy(st->image, buf, len);
+	st->size = len;
+	st->elf = elf_memory(st->image, len);
+	if (!st->elf)
+		return fail(st, ENOEXEC, reason, elf_errmsg(-1));
+	return finish_open(st, reason);
+}
+
+void elf_symtab__free(struct elf_symtab *st)
+{
+	size_t i;
+
+	if (!st)
+		return;
+	if (st->demangled) {
+		for (i = 0; i < st->nr; i++)
+			if (st->demangled[i] != demangle_failed)
+				free(st->demangled[i]);
+		free(st->demangled);
+	}
+	free(st->syms);
+	free(st->loads);
+	if (st->elf)
+		elf_end(st->elf);
+	free(st->image);
+	free(st);
+}
+
+const char *elf_symtab__build_id(const struct elf_symtab *st)
+{
+	return st->build_id;
+}
+
+uint64_t elf_symtab__file_size(const struct elf_symtab *st)
+{
+	return st->size;
+}
+
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *st, uint64_t off, uint64_t *vaddr)
+{
+	size_t i;
+
+	for (i = 0; i < st->nr_loads; i++) {
+		const struct elf_load *l = &st->loads[i];
+
+		if (off >= l->offset && off - l->offset < l->filesz) {
+			*vaddr = off - l->offset + l->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Higher is preferred at one address: sized, then GLOBAL, WEAK, LOCAL. */
+static uint8_t sym_rank(const GElf_Sym *sym)
+{
+	uint8_t rank = sym->st_size ? 4 : 0;
+
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:
+	case STB_GNU_UNIQUE:
+		return rank | 2;
+	case STB_WEAK:
+		return rank | 1;
+	default:
+		return rank;
+	}
+}
+
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+static int esym_cmp(const void *a, const void *b, void *arg)
+{
+	const struct esym *x = a, *y = b;
+	const char *strtab = arg, *xn, *yn;
+	size_t xu, yu, xl, yl;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	/* Aliases are few; only they pay for looking at names. */
+	xn = strtab + x->name;
+	yn = strtab + y->name;
+	xu = leading_underscores(xn);
+	yu = leading_underscores(yn);
+	if (xu != yu)
+		return xu < yu ? -1 : 1;
+	xl = strlen(xn);
+	yl = strlen(yn);
+	if (xl != yl)
+		return xl < yl ? -1 : 1;
+	if (x->idx != y->idx)
+		return x->idx < y->idx ? -1 : 1;
+	return 0;
+}
+
+/* The addresses of allocated section shndx; an empty range when unknown. */
+static void section_range(Elf *elf, size_t shndx, uint64_t *lo, uint64_t *hi)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	*lo = *hi = 0;
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return;
+	scn = elf_getscn(elf, shndx);
+	if (!scn || !gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC))
+		return;
+	*lo = sh.sh_addr;
+	*hi = sh.sh_addr > UINT64_MAX - sh.sh_size ? UINT64_MAX : sh.sh_addr + sh.sh_size;
+}
+
+/*
+ * Read the functions of one symbol table into st->syms.  0 with st->nr
+ * possibly 0, or -ENOEXEC with *why set, or -ENOMEM.
+ */
+static int load_table(struct elf_symtab *st, Elf_Scn *scn, const char **why)
+{
+	Elf_Data *symdata, *strdata;
+	struct esym *syms, *shrunk;
+	size_t entsize, n, i, j, nr = 0, last_shndx = SIZE_MAX;
+	uint64_t sec_lo = 0, sec_hi = 0;
+	GElf_Shdr sh, strsh;
+	Elf_Scn *strscn;
+	const char *strtab;
+	bool sorted = true;
+	GElf_Sym sym;
+
+	if (!gelf_getshdr(scn, &sh)) {
+		*why = "corrupt ELF (symbol table header)";
+		return -ENOEXEC;
+	}
+	if (sh.sh_flags & SHF_COMPRESSED) {
+		*why = "compressed symbol table";
+		return -ENOEXEC;
+	}
+	if (!table_fits(sh.sh_offset, 1, sh.sh_size, st->size)) {
+		*why = "truncated ELF (symbol table past end of file)";
+		return -ENOEXEC;
+	}
+	entsize = gelf_fsize(st->elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!entsize || sh.sh_entsize != entsize) {
+		*why = "corrupt ELF (symbol entry size)";
+		return -ENOEXEC;
+	}
+	strscn = sh.sh_link && sh.sh_link != elf_ndxscn(scn) ?
+		 elf_getscn(st->elf, sh.sh_link) : NULL;
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB ||
+	    (strsh.sh_flags & SHF_COMPRESSED)) {
+		*why = "corrupt ELF (symbol table's string table link is invalid)";
+		return -ENOEXEC;
+	}
+	if (!table_fits(strsh.sh_offset, 1, strsh.sh_size, st->size)) {
+		*why = "truncated ELF (string table past end of file)";
+		return -ENOEXEC;
+	}
+	strdata = elf_getdata(strscn, NULL);
+	/* A terminating NUL lets every in-range st_name be used as a C string. */
+	if (!strdata || !strdata->d_buf || !strdata->d_size ||
+	    ((const char *)strdata->d_buf)[strdata->d_size - 1] != '\0') {
+		*why = "corrupt ELF (string table not terminated)";
+		return -ENOEXEC;
+	}
+	strtab = strdata->d_buf;
+	symdata = elf_getdata(scn, NULL);
+	if (!symdata) {
+		*why = "corrupt ELF (symbol table data)";
+		return -ENOEXEC;
+	}
+	n = symdata->d_size / entsize;
+	if (n <= 1)
+		return 0;
+	if (n > UINT32_MAX) {
+		*why = "corrupt ELF (symbol table too large)";
+		return -ENOEXEC;
+	}
+
+	syms = malloc(n * sizeof(*syms));
+	if (!syms)
+		return -ENOMEM;
+	/* Entry 0 is the reserved null symbol. */
+	for (i = 1; i < n; i++) {
+		unsigned int type;
+		struct esym *e;
+
+		if (!gelf_getsym(symdata, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		/* UINT64_MAX could not cover even itself with an exclusive end. */
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_shndx == SHN_ABS ||
+		    !sym.st_name || sym.st_name >= strdata->d_size ||
+		    sym.st_value == UINT64_MAX)
+			continue;
+		e = &syms[nr++];
+		e->addr = sym.st_value;
+		e->end = !sym.st_size ? 0 :
+			 sym.st_value > UINT64_MAX - sym.st_size ? UINT64_MAX :
+			 sym.st_value + sym.st_size;
+		e->name = (uint32_t)sym.st_name;
+		e->idx = (uint32_t)i;
+		e->rank = sym_rank(&sym);
+		if (nr > 1 && esym_cmp(&syms[nr - 2], e, (void *)strtab) > 0)
+			sorted = false;
+	}
+	if (!nr) {
+		free(syms);
+		return 0;
+	}
+	if (!sorted)
+		qsort_r(syms, nr, sizeof(*syms), esym_cmp, (void *)strtab);
+
+	/* Keep the first, best, symbol of each address. */
+	for (i = 0, j = 0; i < nr; i++)
+		if (!j || syms[i].addr != syms[j - 1].addr)
+			syms[j++] = syms[i];
+	nr = j;
+
+	for (i = 0; i < nr; i++) {
+		struct esym *e = &syms[i];
+		uint64_t end;
+
+		if (e->end)
+			continue;
+		end = i + 1 < nr ? syms[i + 1].addr : UINT64_MAX;
+		if (gelf_getsym(symdata, (int)e->idx, &sym)) {
+			if (sym.st_shndx != last_shndx) {
+				last_shndx = sym.st_shndx;
+				section_range(st->elf, sym.st_shndx, &sec_lo, &sec_hi);
+			}
+			if (e->addr >= sec_lo && e->addr < sec_hi && sec_hi < end)
+				end = sec_hi;
+		}
+		/* Nothing bounds it: claim only its own address. */
+		e->end = end == UINT64_MAX ? e->addr + 1 : end;
+		if (e->end <= e->addr)
+			e->end = e->addr + 1;
+	}
+
+	shrunk = realloc(syms, nr * sizeof(*syms));
+	st->syms = shrunk ? shrunk : syms;
+	st->nr = nr;
+	st->strtab = strtab;
+	return 0;
+}
+
+int elf_symtab__load_symbols(struct elf_symtab *st, const char **reason)
+{
+	const char *why = NULL, *why2 = NULL;
+	int err = 0, err2;
+
+	if (st->loaded) {
+		if (st->load_err)
+			set_reason(reason, st->load_reason);
+		return st->load_err;
+	}
+
+	if (st->symtab_scn) {
+		err = load_table(st, st->symtab_scn, &why);
+		if (!err && st->nr) {
+			st->table = ".symtab";
+			goto done;
+		}
+	}
+	/* .dynsym only when .symtab is missing, broken or has no function. */
+	if (st->dynsym_scn) {
+		err2 = load_table(st, st->dynsym_scn, &why2);
+		if (!err2 && st->nr) {
+			st->table = ".dynsym";
+			err = 0;
+			goto done;
+		}
+		if (!err) {
+			err = err2;
+			why = why2;
+		}
+	}
+	if (err == -ENOMEM) {
+		set_reason(reason, "out of memory");
+		return err;
+	}
+	if (err) {
+		st->load_err = err;
+		st->load_reason = why;
+		set_reason(reason, why);
+	}
+done:
+	st->loaded = true;
+	return err;
+}
+
+size_t elf_symtab__count(const struct elf_symtab *st)
+{
+	return st->nr;
+}
+
+const char *elf_symtab__table(const struct elf_symtab *st)
+{
+	return st->table;
+}
+
+static const char *demangle(struct elf_symtab *st, size_t i, const char *name)
+{
+	char *d;
+
+	/*
+	 * Itanium C++ (_Z) and Rust v0 (_R) names, which cplus_demangle()'s
+	 * default (auto) style both handles; C names pass through untouched.
+	 */
+	if (name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return name;
+	if (!st->demangled) {
+		st->demangled = calloc(st->nr, sizeof(*st->demangled));
+		if (!st->demangled)
+			return name;
+	}
+	if (!st->demangled[i]) {
+		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+		st->demangled[i] = d ? d : demangle_failed;
+	}
+	return st->demangled[i] == demangle_failed ? name : st->demangled[i];
+}
+
+static void fill(struct elf_symtab *st, size_t i, struct elf_sym *out)
+{
+	const struct esym *e = &st->syms[i];
+
+	out->addr = e->addr;
+	out->size = e->end - e->addr;
+	out->name = st->strtab + e->name;
+	out->demangled = demangle(st, i, out->name);
+}
+
+int elf_symtab__lookup(struct elf_symtab *st, uint64_t vaddr, struct elf_sym *out)
+{
+	size_t lo = 0, hi, k;
+	int err;
+
+	err = elf_symtab__load_symbols(st, NULL);
+	if (err)
+		return err;
+	if (!st->nr)
+		return -ENODATA;
+
+	hi = st->nr;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k > 0 && lo - k < LOOKUP_BACKTRACK; k--) {
+		if (vaddr < st->syms[k - 1].end) {
+			fill(st, k - 1, out);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int elf_symtab__entry(struct elf_symtab *st, size_t i, struct elf_sym *out)
+{
+	if (i >= st->nr)
+		return -ENOENT;
+	fill(st, i, out);
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * elf_symtab: what the symbolizer needs from one ELF file.
+ *
+ * - The GNU build-id (lowercase hex, "" when the file has none).
+ * - The PT_LOAD segments, to turn a file offset into an ELF virtual address.
+ *   With a mapping's start and offset from /proc/PID/maps this covers PIE and
+ *   shared-library load bias:
+ *	elf_symtab__offset_to_vaddr(st, ip - map.start + map.offset, &vaddr)
+ * - Function symbols (STT_FUNC, STT_GNU_IFUNC) from .symtab, or from .dynsym
+ *   when there is no usable .symtab, sorted for binary search.  At one
+ *   address one symbol is kept: one with a size over a size-0 one, GLOBAL
+ *   over WEAK over LOCAL, then the name with fewer leading underscores, then
+ *   the shorter one.  A size-0 symbol covers up to the next symbol (within
+ *   its section).  Names stay in the file's string table (mapped, not
+ *   copied); C++ (and Rust v0) names are demangled on first lookup and
+ *   cached.
+ *
+ * Opening reads the headers, program headers and build-id only; symbols are
+ * read by elf_symtab__load_symbols() or the first lookup, so a cache keyed
+ * by build-id can drop a duplicate before paying for its symbols.
+ *
+ * Errors: constructors return NULL with errno set (EISDIR, ENOEXEC for a
+ * file that is not a usable ELF: empty, not ELF, truncated, corrupt;
+ * ENOMEM; or the errno of open/read) and, when reason is not NULL, a short
+ * static description such as "truncated ELF (section headers past end of
+ * file)" that a caller can put in a note.  Nothing here prints.
+ *
+ * Ownership: all strings and entries handed out stay valid until
+ * elf_symtab__free().  Not thread-safe.  A file is mapped, not copied: as
+ * with any mmap reader, truncating it in place while it is open is fatal
+ * (SIGBUS); replacing it (write a new file, rename), as package managers
+ * and linkers do, is safe.
+ */
+#ifndef ISOPROF_SYMBOLIZE_ELF_SYMTAB_H
+#define ISOPROF_SYMBOLIZE_ELF_SYMTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_symtab;
+
+struct elf_sym {
+	uint64_t addr;		/* ELF virtual address of the symbol */
+	uint64_t size;		/* bytes covered (see above for size-0 symbols) */
+	const char *name;	/* as in the file (mangled) */
+	const char *demangled;	/* demangled; == name when not mangled */
+};
+
+/* Open path (a regular file); the file is mapped, not read. */
+struct elf_symtab *elf_symtab__open(const char *path, const char **reason);
+
+/* Same from an open descriptor; fd is not kept and the caller closes it. */
+struct elf_symtab *elf_symtab__open_fd(int fd, const char **reason);
+
+/* Same from bytes in memory (fuzzing, images read from elsewhere); copied. */
+struct elf_symtab *elf_symtab__from_memory(const void *buf, size_t len, const char **reason);
+
+void elf_symtab__free(struct elf_symtab *st);
+
+/* Lowercase hex build-id, "" when there is none. */
+const char *elf_symtab__build_id(const struct elf_symtab *st);
+
+/* Size of the file or image in bytes. */
+uint64_t elf_symtab__file_size(const struct elf_symtab *st);
+
+/*
+ * The ELF virtual address of file offset off, from the PT_LOAD segment whose
+ * file bytes contain it.  -ENOENT when no segment does.
+ */
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *st, uint64_t off, uint64_t *vaddr);
+
+/*
+ * Read the function symbols; does nothing the second time.  A file with no
+ * symbol table at all is not an error (elf_symtab__count() is then 0).
+ * -ENOEXEC with *reason set when the tables are corrupt or truncated (the
+ * failure is remembered and returned again), -ENOMEM.
+ */
+int elf_symtab__load_symbols(struct elf_symtab *st, const char **reason);
+
+/* Function symbols kept; 0 before loading or when the file has none. */
+size_t elf_symtab__count(const struct elf_symtab *st);
+
+/* ".symtab", ".dynsym", or NULL when no table was used. */
+const char *elf_symtab__table(const struct elf_symtab *st);
+
+/*
+ * The symbol covering vaddr, loading the symbols first if needed.
+ * 0 and *out filled; -ENOENT when no symbol covers vaddr; -ENODATA when the
+ * file has no function symbols; -ENOEXEC or -ENOMEM from loading.
+ */
+int elf_symtab__lookup(struct elf_symtab *st, uint64_t vaddr, struct elf_sym *out);
+
+/* The i-th symbol in address order (demangled too); -ENOENT when out of range. */
+int elf_symtab__entry(struct elf_symtab *st, size_t i, struct elf_sym *out);
+
+#endif /* ISOPROF_SYMBOLIZE_ELF_SYMTAB_H */

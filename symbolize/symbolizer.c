@@ -1,0 +1,884 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * symbolizer: the facade over proc_maps, elf_symtab and ksyms; see
+ * symbolizer.h for the contract.
+ *
+ * Per process, every executable mapping ever seen is kept (history), and a
+ * flat, sorted, non-overlapping list of segments says which mapping owns
+ * each address now: a refresh paints its mappings over the list, so a newer
+ * mapping wins where it overlaps an older one and the older one still
+ * answers for the addresses nobody replaced.
+ *
+ * ELF files are opened when a mapping is first seen (the process may be gone
+ * by the time its samples are symbolized) and cached for all processes by
+ * file identity (path, device, inode, size, mtime) and by build-id; symbol
+ * tables are read on first use or by symbolizer__preload().
+ */
+#include "symbolizer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <elf.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "elf_symtab.h"
+#include "ksyms.h"
+#include "proc_maps.h"
+
+/* String-keyed hash table: path interning, notes, the ELF cache. */
+struct strmap_slot {
+	char *key;
+	void *val;
+	uint64_t hash;
+};
+
+struct strmap {
+	struct strmap_slot *slots;
+	size_t cap;		/* power of two, or 0 */
+	size_t nr;
+};
+
+struct elf_entry {
+	struct elf_symtab *st;
+	const char *build_id;	/* interned; "" when none */
+	bool noted_empty;	/* "no function symbols" note made */
+};
+
+enum umap_kind {
+	UMAP_FILE,
+	UMAP_ANON,		/* anonymous or memfd: JIT code */
+	UMAP_SPECIAL,		/* [vdso], [vsyscall], [uprobes] */
+};
+
+struct umap {
+	struct sym_mapping pub;	/* handed out; stays put */
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	bool deleted;
+	enum umap_kind kind;
+	bool elf_tried;
+	int elf_err;		/* negative errno when the file is unusable */
+	struct elf_entry *elf;
+	uint64_t last_seen;	/* generation of the last snapshot listing it */
+};
+
+struct seg {
+	uint64_t start;
+	uint64_t end;
+	struct umap *map;
+};
+
+struct uproc {
+	pid_t pid;
+	const char *exe;	/* interned /proc/PID/exe target, or NULL */
+	uint64_t generation;
+	struct umap **hist;	/* every mapping seen, sorted by start */
+	size_t nr_hist, cap_hist;
+	struct seg *segs;	/* who owns each address now */
+	size_t nr_segs, cap_segs;
+};
+
+struct symbolizer {
+	char *proc_root;
+	char *kallsyms_path;
+
+	struct uproc **procs;	/* sorted by pid */
+	size_t nr_procs, cap_procs;
+	unsigned int next_id;
+
+	struct strmap strings;	/* interned paths and build-ids */
+	struct strmap elf_cache; /* "f:..." and "b:..." keys -> elf_entry */
+	struct elf_entry **elfs;
+	size_t nr_elfs, cap_elfs;
+
+	struct strmap note_set;
+	char **notes;		/* keys of note_set, in the order made */
+	size_t nr_notes, cap_notes;
+
+	struct ksyms *ksyms;
+	bool ksyms_tried;
+
+	struct elf_entry vdso;	/* our own vDSO image: the kernel maps the same one into all */
+	bool vdso_tried;
+};
+
+const char *sym_miss__str(enum sym_miss miss)
+{
+	switch (miss) {
+	case SYM_OK:
+		return "resolved";
+	case SYM_MISS_NO_MAPPING:
+		return "address in no known mapping";
+	case SYM_MISS_ANON:
+		return "anonymous executable memory (JIT code?)";
+	case SYM_MISS_NO_SYMBOLS:
+		return "file has no symbols (stripped)";
+	case SYM_MISS_NOT_COVERED:
+		return "no symbol covers the address";
+	case SYM_MISS_BAD_FILE:
+		return "mapped file missing, unreadable or not a valid ELF";
+	case SYM_MISS_NO_KALLSYMS:
+		return "kernel symbols unavailable";
+	}
+	return "unknown";
+}
+
+/* Growing arrays: every caller checks, so one helper keeps them honest. */
+static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *n;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap : 8;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elem)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	n = realloc(*arr, ncap * elem);
+	if (!n)
+		return -ENOMEM;
+	*arr = n;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+static struct strmap_slot *strmap_slot(const struct strmap *m, const char *key, uint64_t h)
+{
+	size_t i;
+
+	for (i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		struct strmap_slot *sl = &m->slots[i];
+
+		if (!sl->key || (sl->hash == h && !strcmp(sl->key, key)))
+			return sl;
+	}
+}
+
+static void *strmap_get(const struct strmap *m, const char *key)
+{
+	struct strmap_slot *sl;
+
+	if (!m->cap)
+		return NULL;
+	sl = strmap_slot(m, key, str_hash(key));
+	return sl->key ? sl->val : NULL;
+}
+
+static int strmap_grow(struct strmap *m)
+{
+	struct strmap old = *m;
+	size_t i;
+
+	m->cap = old.cap ? old.cap * 2 : 64;
+	m->slots = calloc(m->cap, sizeof(*m->slots));
+	if (!m->slots) {
+		*m = old;
+		return -ENOMEM;
+	}
+	for (i = 0; i < old.cap; i++)
+		if (old.slots[i].key)
+			*strmap_slot(m, old.slots[i].key, old.slots[i].hash) = old.slots[i];
+	free(old.slots);
+	return 0;
+}
+
+/*
+ * Insert a copy of key with val unless key is there already (then the old
+ * value stays).  *stored, if not NULL, gets the key as kept in the map;
+ * *added tells which case it was.
+ */
+static int strmap_put(struct strmap *m, const char *key, void *val, const char **stored,
+		      bool *added)
+{
+	struct strmap_slot *sl;
+	uint64_t h = str_hash(key);
+
+	if (added)
+		*added = false;
+	if (m->cap) {
+		sl = strmap_slot(m, key, h);
+		if (sl->key) {
+			if (stored)
+				*stored = sl->key;
+			return 0;
+		}
+	}
+	/* Half full at most, so probe runs stay short. */
+	if ((m->nr + 1) * 2 > m->cap && strmap_grow(m))
+		return -ENOMEM;
+	sl = strmap_slot(m, key, h);
+	sl->key = strdup(key);
+	if (!sl->key)
+		return -ENOMEM;
+	sl->val = val;
+	sl->hash = h;
+	m->nr++;
+	if (stored)
+		*stored = sl->key;
+	if (added)
+		*added = true;
+	return 0;
+}
+
+static void strmap_free(struct strmap *m)
+{
+	size_t i;
+
+	for (i = 0; i < m->cap; i++)
+		free(m->slots[i].key);
+	free(m->slots);
+	m->slots = NULL;
+	m->cap = m->nr = 0;
+}
+
+static const char *intern(struct symbolizer *s, const char *str)
+{
+	const char *kept = NULL;
+
+	if (strmap_put(&s->strings, str, NULL, &kept, NULL))
+		return NULL;
+	return kept;
+}
+
+/* Notes are best effort: running out of memory for one loses only it. */
+static void add_note(struct symbolizer *s, const char *what, const char *why)
+{
+	const char *kept;
+	bool added;
+	char *note;
+
+	if (asprintf(&note, "%s: %s", what, why) < 0)
+		return;
+	if (!strmap_put(&s->note_set, note, NULL, &kept, &added) && added &&
+	    !grow((void **)&s->notes, &s->cap_notes, s->nr_notes + 1, sizeof(*s->notes)))
+		s->notes[s->nr_notes++] = (char *)kept;
+	free(note);
+}
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
+{
+	struct symbolizer *s;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->next_id = 1;
+	s->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
+	s->kallsyms_path = strdup(opts && opts->kallsyms_path ? opts->kallsyms_path :
+				  "/proc/kallsyms");
+	if (!s->proc_root || !s->kallsyms_path) {
+		symbolizer__free(s);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return s;
+}
+
+static void uproc_free(struct uproc *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_hist; i++)
+		free(p->hist[i]);
+	free(p->hist);
+	free(p->segs);
+	free(p);
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr_procs; i++)
+		uproc_free(s->procs[i]);
+	free(s->procs);
+	for (i = 0; i < s->nr_elfs; i++) {
+		elf_symtab__free(s->elfs[i]->st);
+		free(s->elfs[i]);
+	}
+	free(s->elfs);
+	strmap_free(&s->elf_cache);
+	strmap_free(&s->strings);
+	free(s->notes);
+	strmap_free(&s->note_set);
+	ksyms__free(s->ksyms);
+	elf_symtab__free(s->vdso.st);
+	free(s->proc_root);
+	free(s->kallsyms_path);
+	free(s);
+}
+
+/* Index of pid in s->procs, or where it would go. */
+static size_t proc_pos(const struct symbolizer *s, pid_t pid)
+{
+	size_t lo = 0, hi = s->nr_procs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->procs[mid]->pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static struct uproc *find_proc(const struct symbolizer *s, pid_t pid)
+{
+	size_t i = proc_pos(s, pid);
+
+	return i < s->nr_procs && s->procs[i]->pid == pid ? s->procs[i] : NULL;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+static enum umap_kind classify(const char *path)
+{
+	if (!*path || starts_with(path, "[anon") || starts_with(path, "[heap]") ||
+	    starts_with(path, "[stack"))
+		return UMAP_ANON;
+	/* Shared anonymous memory and memfds have file-like names. */
+	if (starts_with(path, "//anon") || starts_with(path, "/memfd:") ||
+	    starts_with(path, "/dev/zero") || starts_with(path, "/SYSV") ||
+	    starts_with(path, "/anon_hugepage") || starts_with(path, "/[aio]"))
+		return UMAP_ANON;
+	if (path[0] == '/')
+		return UMAP_FILE;
+	return UMAP_SPECIAL;
+}
+
+/*
+ * Open the file behind a mapping.  The path as written is only right in our
+ * mount namespace and while the file is not replaced, so it is checked
+ * against the mapping's inode; map_files/ names the mapped file itself (for
+ * a live process), and root/ resolves the path in the process's namespace.
+ */
+static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct umap *m,
+			    struct stat *stb)
+{
+	char buf[PATH_MAX + 64];
+	const char *cand[2];
+	int n = 0, i, fd, err = 0;
+
+	if (!m->deleted)
+		cand[n++] = m->pub.path;
+	if (snprintf(buf, sizeof(buf), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root,
+		     (int)pid, m->pub.start, m->pub.limit) < (int)sizeof(buf))
+		cand[n++] = buf;
+	for (i = 0; i < n; i++) {
+		fd = open(cand[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0) {
+			/* The path's own error says most; ENOENT says least. */
+			if (!err || err == ENOENT)
+				err = errno;
+			continue;
+		}
+		if (!fstat(fd, stb) && (!m->inode || (uint64_t)stb->st_ino == m->inode))
+			return fd;
+		err = ESTALE;
+		close(fd);
+	}
+	if (snprintf(buf, sizeof(buf), "%s/%d/root%s", s->proc_root, (int)pid, m->pub.path) <
+	    (int)sizeof(buf)) {
+		fd = open(buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd >= 0) {
+			if (!fstat(fd, stb) &&
+			    (!m->inode || (uint64_t)stb->st_ino == m->inode))
+				return fd;
+			close(fd);
+			err = ESTALE;
+		}
+	}
+	return -(err ? err : ENOENT);
+}
+
+static const char *open_error(int err)
+{
+	switch (err) {
+	case ENOENT:
+		return "file not found (in our or the process's mount namespace)";
+	case EACCES:
+	case EPERM:
+		return "permission denied";
+	case ESTALE:
+		return "file at the path is not the mapped one (replaced, or another namespace)";
+	default:
+		return strerror(err);
+	}
+}
+
+static int cache_elf(struct symbolizer *s, struct elf_entry *e)
+{
+	if (grow((void **)&s->elfs, &s->cap_elfs, s->nr_elfs + 1, sizeof(*s->elfs)))
+		return -ENOMEM;
+	s->elfs[s->nr_elfs++] = e;
+	return 0;
+}
+
+/* Find or open the ELF of a file mapping; 0 or -errno (then noted). */
+static int umap_open_elf(struct symbolizer *s, pid_t pid, struct umap *m)
+{
+	char key[PATH_MAX + 128], bkey[160];
+	struct elf_symtab *st;
+	struct elf_entry *e;
+	const char *why = NULL;
+	struct stat stb;
+	int fd, err;
+
+	if (m->elf_tried)
+		return m->elf_err;
+	m->elf_tried = true;
+
+	fd = open_mapped_file(s, pid, m, &stb);
+	if (fd < 0) {
+		m->elf_err = fd;
+		add_note(s, m->pub.path, open_error(-fd));
+		return fd;
+	}
+	snprintf(key, sizeof(key), "f:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%lld.%09ld:%s",
+		 (uint64_t)stb.st_dev, (uint64_t)stb.st_ino, (uint64_t)stb.st_size,
+		 (long long)stb.st_mtim.tv_sec, stb.st_mtim.tv_nsec, m->pub.path);
+	e = strmap_get(&s->elf_cache, key);
+	if (e)
+		goto found;
+
+	st = elf_symtab__open_fd(fd, &why);
+	if (!st) {
+		err = -errno;
+		close(fd);
+		m->elf_err = err;
+		add_note(s, m->pub.path, why ? why : strerror(-err));
+		return err;
+	}
+	/* Same build-id elsewhere (another container's copy): read it once. */
+	snprintf(bkey, sizeof(bkey), "b:%s", elf_symtab__build_id(st));
+	e = bkey[2] ? strmap_get(&s->elf_cache, bkey) : NULL;
+	if (e) {
+		elf_symtab__free(st);
+	} else {
+		e = calloc(1, sizeof(*e));
+		if (!e || cache_elf(s, e)) {
+			free(e);
+			elf_symtab__free(st);
+			close(fd);
+			return m->elf_err = -ENOMEM;
+		}
+		e->st = st;
+		e->build_id = intern(s, elf_symtab__build_id(st));
+		if (!e->build_id)
+			e->build_id = "";
+		if (bkey[2] && strmap_put(&s->elf_cache, bkey, e, NULL, NULL)) {
+			close(fd);
+			return m->elf_err = -ENOMEM;
+		}
+	}
+	/* Without the identity key, the next process would reopen the file. */
+	if (strmap_put(&s->elf_cache, key, e, NULL, NULL)) {
+		close(fd);
+		return m->elf_err = -ENOMEM;
+	}
+found:
+	close(fd);
+	m->elf = e;
+	m->pub.build_id = e->build_id;
+	m->elf_err = 0;
+	return 0;
+}
+
+/* Index of the first segment whose end is above addr. */
+static size_t seg_pos(const struct uproc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr_segs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->segs[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Make m the owner of [m->start, m->limit), trimming what it overlaps. */
+static int paint(struct uproc *p, struct umap *m)
+{
+	uint64_t s = m->pub.start, e = m->pub.limit;
+	size_t i = seg_pos(p, s), k = i, add, nr;
+	struct seg left, right, *segs;
+	bool has_left = false, has_right = false;
+
+	if (i < p->nr_segs && p->segs[i].start == s && p->segs[i].end == e &&
+	    p->segs[i].map == m)
+		return 0;
+	while (k < p->nr_segs && p->segs[k].start < e)
+		k++;
+	if (i < k && p->segs[i].start < s) {
+		left = (struct seg){ p->segs[i].start, s, p->segs[i].map };
+		has_left = true;
+	}
+	if (i < k && p->segs[k - 1].end > e) {
+		right = (struct seg){ e, p->segs[k - 1].end, p->segs[k - 1].map };
+		has_right = true;
+	}
+	add = 1 + has_left + has_right;
+	nr = p->nr_segs - (k - i) + add;
+	if (grow((void **)&p->segs, &p->cap_segs, nr, sizeof(*p->segs)))
+		return -ENOMEM;
+	segs = p->segs;
+	memmove(&segs[i + add], &segs[k], (p->nr_segs - k) * sizeof(*segs));
+	if (has_left)
+		segs[i++] = left;
+	segs[i++] = (struct seg){ s, e, m };
+	if (has_right)
+		segs[i] = right;
+	p->nr_segs = nr;
+	return 0;
+}
+
+static bool umap_same(const struct umap *m, const struct proc_map *pm, const char *path)
+{
+	return m->pub.start == pm->start && m->pub.limit == pm->end &&
+	       m->pub.offset == pm->offset && m->inode == pm->inode &&
+	       m->dev_major == pm->dev_major && m->dev_minor == pm->dev_minor &&
+	       m->deleted == pm->deleted && m->pub.path == path;
+}
+
+/* The mapping seen before that equals pm, or NULL; *pos is where it goes. */
+static struct umap *hist_find(const struct uproc *p, const struct proc_map *pm,
+			      const char *path, size_t *pos)
+{
+	size_t lo = 0, hi = p->nr_hist, i;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->hist[mid]->pub.start < pm->start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*pos = lo;
+	for (i = lo; i < p->nr_hist && p->hist[i]->pub.start == pm->start; i++)
+		if (umap_same(p->hist[i], pm, path))
+			return p->hist[i];
+	return NULL;
+}
+
+static int add_mapping(struct symbolizer *s, struct uproc *p, const struct proc_map *pm)
+{
+	const char *path;
+	enum umap_kind kind;
+	struct umap *m;
+	size_t pos;
+
+	kind = classify(pm->path);
+	path = intern(s, kind == UMAP_ANON && !*pm->path ? "[anon]" : pm->path);
+	if (!path)
+		return -ENOMEM;
+	m = hist_find(p, pm, path, &pos);
+	if (!m) {
+		if (grow((void **)&p->hist, &p->cap_hist, p->nr_hist + 1, sizeof(*p->hist)))
+			return -ENOMEM;
+		m = calloc(1, sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		m->pub.id = s->next_id++;
+		m->pub.start = pm->start;
+		m->pub.limit = pm->end;
+		m->pub.offset = pm->offset;
+		m->pub.path = path;
+		m->pub.build_id = "";
+		m->inode = pm->inode;
+		m->dev_major = pm->dev_major;
+		m->dev_minor = pm->dev_minor;
+		m->deleted = pm->deleted;
+		m->kind = kind;
+		memmove(&p->hist[pos + 1], &p->hist[pos],
+			(p->nr_hist - pos) * sizeof(*p->hist));
+		p->hist[pos] = m;
+		p->nr_hist++;
+		/* Now, while the process and its map_files/ still exist. */
+		if (kind == UMAP_FILE)
+			umap_open_elf(s, p->pid, m);
+	}
+	m->last_seen = p->generation;
+	return paint(p, m);
+}
+
+static int read_snapshot(struct symbolizer *s, struct uproc *p, bool first)
+{
+	struct proc_maps *maps;
+	size_t i, n, nr_exec = 0;
+	int err = 0;
+
+	maps = proc_maps__read(s->proc_root, p->pid);
+	if (!maps)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = proc_maps__count(maps);
+	p->generation++;
+	for (i = 0; i < n && !err; i++) {
+		const struct proc_map *pm = proc_maps__entry(maps, i);
+
+		if (!proc_map__is_exec(pm))
+			continue;
+		nr_exec++;
+		err = add_mapping(s, p, pm);
+	}
+	proc_maps__free(maps);
+	if (err)
+		return err;
+	/* Empty maps: a zombie or a kernel thread; for a refresh, it exited. */
+	if (!n && !first)
+		return -ESRCH;
+	return 0;
+}
+
+static const char *read_exe(struct symbolizer *s, pid_t pid)
+{
+	char link[PATH_MAX], target[PATH_MAX];
+	const char *suffix = " (deleted)";
+	ssize_t n;
+	size_t len;
+
+	snprintf(link, sizeof(link), "%s/%d/exe", s->proc_root, pid);
+	n = readlink(link, target, sizeof(target) - 1);
+	if (n <= 0)
+		return NULL;
+	target[n] = '\0';
+	len = strlen(suffix);
+	if ((size_t)n > len && !strcmp(target + n - len, suffix))
+		target[n - len] = '\0';
+	return intern(s, target);
+}
+
+const struct sym_mapping *symbolizer__main_mapping(struct symbolizer *s, pid_t pid)
+{
+	struct uproc *p = find_proc(s, pid);
+
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < p->nr_hist; i++)
+		if (p->hist[i]->kind == UMAP_FILE && (!p->exe || p->hist[i]->pub.path == p->exe))
+			return &p->hist[i]->pub;
+	return NULL;
+}
+
+int symbolizer__track(struct symbolizer *s, pid_t pid)
+{
+	struct uproc *p;
+	size_t pos;
+	int err;
+
+	if (pid <= 0)
+		return -ESRCH;
+	if (find_proc(s, pid))
+		return symbolizer__refresh(s, pid);
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->exe = read_exe(s, pid);
+	err = read_snapshot(s, p, true);
+	if (!err && grow((void **)&s->procs, &s->cap_procs, s->nr_procs + 1, sizeof(*s->procs)))
+		err = -ENOMEM;
+	if (err) {
+		uproc_free(p);
+		return err;
+	}
+	pos = proc_pos(s, pid);
+	memmove(&s->procs[pos + 1], &s->procs[pos], (s->nr_procs - pos) * sizeof(*s->procs));
+	s->procs[pos] = p;
+	s->nr_procs++;
+	return 0;
+}
+
+int symbolizer__refresh(struct symbolizer *s, pid_t pid)
+{
+	struct uproc *p = find_proc(s, pid);
+
+	if (!p)
+		return -ESRCH;
+	return read_snapshot(s, p, false);
+}
+
+/*
+ * Every 64-bit process on this kernel maps the same vDSO image, so ours
+ * names the target's frames (clock_gettime() & co.) without reading its
+ * memory.
+ */
+static struct elf_entry *own_vdso(struct symbolizer *s)
+{
+	const char *why = NULL;
+	const Elf64_Ehdr *eh;
+	size_t len;
+
+	if (s->vdso_tried)
+		return s->vdso.st ? &s->vdso : NULL;
+	s->vdso_tried = true;
+	eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	len = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	s->vdso.st = elf_symtab__from_memory(eh, len, &why);
+	if (s->vdso.st && elf_symtab__load_symbols(s->vdso.st, &why)) {
+		elf_symtab__free(s->vdso.st);
+		s->vdso.st = NULL;
+	}
+	s->vdso.build_id = "";
+	return s->vdso.st ? &s->vdso : NULL;
+}
+
+/* The mapping's symbols, loaded; 0 or a miss reason. */
+static enum sym_miss umap_symbols(struct symbolizer *s, pid_t pid, struct umap *m)
+{
+	const char *why = NULL;
+	int err;
+
+	switch (m->kind) {
+	case UMAP_ANON:
+		return SYM_MISS_ANON;
+	case UMAP_SPECIAL:
+		if (strcmp(m->pub.path, "[vdso]") || !own_vdso(s))
+			return SYM_MISS_NOT_COVERED;
+		m->elf = &s->vdso;
+		return SYM_OK;
+	case UMAP_FILE:
+		break;
+	}
+	if (umap_open_elf(s, pid, m))
+		return SYM_MISS_BAD_FILE;
+	err = elf_symtab__load_symbols(m->elf->st, &why);
+	if (err) {
+		add_note(s, m->pub.path, why ? why : strerror(-err));
+		return SYM_MISS_BAD_FILE;
+	}
+	if (!elf_symtab__count(m->elf->st)) {
+		if (!m->elf->noted_empty) {
+			m->elf->noted_empty = true;
+			add_note(s, m->pub.path, "no function symbols (stripped)");
+		}
+		return SYM_MISS_NO_SYMBOLS;
+	}
+	return SYM_OK;
+}
+
+int symbolizer__preload(struct symbolizer *s, pid_t pid)
+{
+	struct uproc *p = find_proc(s, pid);
+	int first = 0;
+	size_t i;
+
+	if (!p)
+		return -ESRCH;
+	for (i = 0; i < p->nr_hist; i++) {
+		struct umap *m = p->hist[i];
+
+		if (m->last_seen != p->generation || m->kind != UMAP_FILE)
+			continue;
+		if (umap_symbols(s, pid, m) == SYM_MISS_BAD_FILE && !first)
+			first = m->elf_err ? m->elf_err : -ENOEXEC;
+	}
+	return first;
+}
+
+int symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t ip,
+			     struct sym_frame *out)
+{
+	struct uproc *p = find_proc(s, pid);
+	struct elf_sym sym;
+	uint64_t vaddr;
+	struct umap *m;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	out->miss = SYM_MISS_NO_MAPPING;
+	if (!p)
+		return -ESRCH;
+	i = seg_pos(p, ip);
+	if (i >= p->nr_segs || ip < p->segs[i].start)
+		return 0;
+	m = p->segs[i].map;
+	out->mapping = &m->pub;
+	out->miss = umap_symbols(s, pid, m);
+	if (out->miss != SYM_OK)
+		return 0;
+
+	out->miss = SYM_MISS_NOT_COVERED;
+	if (elf_symtab__offset_to_vaddr(m->elf->st, ip - m->pub.start + m->pub.offset, &vaddr) ||
+	    elf_symtab__lookup(m->elf->st, vaddr, &sym))
+		return 0;
+	out->name = sym.demangled;
+	out->system_name = sym.name;
+	out->symbol_offset = vaddr - sym.addr;
+	out->miss = SYM_OK;
+	return 0;
+}
+
+int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *out)
+{
+	const struct ksym *k;
+
+	memset(out, 0, sizeof(*out));
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		s->ksyms = ksyms__load(s->kallsyms_path);
+		if (!s->ksyms) {
+			int err = errno;
+
+			add_note(s, s->kallsyms_path,
+				 err == EPERM ? "addresses hidden (kernel.kptr_restrict)" :
+				 err == ENODATA ? "no text symbols" : strerror(err));
+		}
+	}
+	if (!s->ksyms) {
+		out->miss = SYM_MISS_NO_KALLSYMS;
+		return 0;
+	}
+	k = ksyms__find(s->ksyms, ip);
+	if (!k) {
+		out->miss = SYM_MISS_NOT_COVERED;
+		return 0;
+	}
+	out->name = k->name;
+	out->system_name = k->name;
+	out->symbol_offset = ip - k->addr;
+	out->miss = SYM_OK;
+	return 0;
+}
+
+size_t symbolizer__notes(const struct symbolizer *s, const char *const **notes)
+{
+	if (notes)
+		*notes = (const char *const *)s->notes;
+	return s->nr_notes;
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * symbolizer: the one entry point the rest of isoprof uses to turn sampled
+ * addresses into names.
+ *
+ * - User addresses: per tracked process, a snapshot of /proc/PID/maps (kept
+ *   after the process exits, so late symbolization still works), PIE and
+ *   shared-library load bias from the ELF program headers, ELF .symtab then
+ *   .dynsym, C++ names demangled.  ELF symbol tables are cached per build-id
+ *   (per path+size+mtime when a file has no build-id), so a binary mapped by
+ *   many processes, or re-tracked, is read once.
+ * - Kernel addresses: /proc/kallsyms, loaded on first use.
+ *
+ * Ownership: every string and struct pointer handed out stays valid until
+ * symbolizer__free().  Not thread-safe: one thread uses a symbolizer.
+ * Errors: negative errno.  Nothing here prints; problems with a file
+ * (truncated ELF, not an ELF, unreadable) are kept as notes that the caller
+ * can report (symbolizer__notes()).
+ */
+#ifndef ISOPROF_SYMBOLIZE_SYMBOLIZER_H
+#define ISOPROF_SYMBOLIZE_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Why an address has no name; a user can see what to fix. */
+enum sym_miss {
+	SYM_OK = 0,
+	SYM_MISS_NO_MAPPING,	/* address in no known mapping of the process */
+	SYM_MISS_ANON,		/* anonymous executable memory (JIT code) */
+	SYM_MISS_NO_SYMBOLS,	/* ELF has neither .symtab nor .dynsym (stripped) */
+	SYM_MISS_NOT_COVERED,	/* ELF read, but no symbol covers the address */
+	SYM_MISS_BAD_FILE,	/* mapped file missing, unreadable, not ELF, truncated */
+	SYM_MISS_NO_KALLSYMS,	/* /proc/kallsyms unreadable or addresses hidden */
+};
+
+const char *sym_miss__str(enum sym_miss miss);
+
+/* One executable mapping of a tracked process. */
+struct sym_mapping {
+	unsigned int id;	/* >= 1, unique within the symbolizer */
+	uint64_t start;		/* memory_start */
+	uint64_t limit;		/* memory_limit (exclusive) */
+	uint64_t offset;	/* file offset of start */
+	const char *path;	/* file path, "[vdso]", "[anon]" ... never NULL */
+	const char *build_id;	/* lowercase hex, "" when none or unreadable */
+};
+
+struct sym_frame {
+	const char *name;	  /* demangled (C++) or plain name; NULL if unresolved */
+	const char *system_name;  /* symbol as in the ELF (mangled); NULL if unresolved */
+	const char *file;	  /* source file when known; NULL otherwise */
+	uint32_t line;		  /* 0 when unknown */
+	uint64_t symbol_offset;	  /* ip - symbol start, when resolved */
+	const struct sym_mapping *mapping; /* NULL for kernel frames and unmapped ips */
+	enum sym_miss miss;
+};
+
+struct symbolizer_opts {
+	const char *proc_root;	   /* default "/proc" (tests may point elsewhere) */
+	const char *kallsyms_path; /* default "/proc/kallsyms" */
+};
+
+struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
+void symbolizer__free(struct symbolizer *s);
+
+/*
+ * Start tracking a process: snapshot its executable mappings.  -ENOENT/-ESRCH
+ * when it does not exist, -EACCES when its maps cannot be read.
+ */
+int symbolizer__track(struct symbolizer *s, pid_t pid);
+
+/*
+ * Re-read the maps of a tracked process (new dlopen()s, exec).  Mappings seen
+ * before stay known, so samples taken before an unmap still resolve.  A
+ * process that has exited keeps its last snapshot; returns -ESRCH then.
+ */
+int symbolizer__refresh(struct symbolizer *s, pid_t pid);
+
+/*
+ * Load the symbol tables of every file the process maps now, so that the
+ * first resolve does not pay for it.  Optional; returns 0 or -errno of the
+ * first file that failed (the rest are still loaded; see notes).
+ */
+int symbolizer__preload(struct symbolizer *s, pid_t pid);
+
+/*
+ * Resolve a user-space instruction address of a tracked process.  For a
+ * return address (every frame but the leaf) pass ip - 1, so the call site,
+ * not the next instruction, is named.  Always fills *out (mapping and miss
+ * reason even when unresolved); returns 0, or -ESRCH for an untracked pid.
+ */
+int symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t ip,
+			     struct sym_frame *out);
+
+/*
+ * The executable mapping of the process's main program (/proc/PID/exe as
+ * read when tracking began; the lowest file mapping when that is unknown),
+ * or NULL.  pprof readers take the first mapping as the main binary.
+ */
+const struct sym_mapping *symbolizer__main_mapping(struct symbolizer *s, pid_t pid);
+
+/* Resolve a kernel address from /proc/kallsyms; always fills *out. */
+int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *out);
+
+/*
+ * Human-readable notes about files that could not be used
+ * ("/usr/lib/x.so: truncated ELF (section headers past end of file)").
+ * Each distinct note once.  Returns the count; *notes stays owned by s.
+ */
+size_t symbolizer__notes(const struct symbolizer *s, const char *const **notes);
+
+#endif /* ISOPROF_SYMBOLIZE_SYMBOLIZER_H */

@@ -1,0 +1,52 @@
+# Helpers shared by the end-to-end tests (sourced, not run).
+#
+# Each tests/e2e/*.sh sources this file and calls `check NAME CMD...` or
+# `pass NAME` / `fail NAME WHY`.  Results go to $RESULTS (one line each),
+# which tests/run.sh counts.  Tests use $ISOPROF (the ASan+UBSan build by
+# default) and $BUILD for fixtures.
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+ISOPROF=${ISOPROF:-$TOP/build/asan/isoprof}
+FIXTURES=${FIXTURES:-$BUILD/fixtures}
+RESULTS=${RESULTS:-/dev/null}
+TEST_TMP=${TEST_TMP:-$(mktemp -d /tmp/isoprof-test.XXXXXX)}
+# ASan: leaks are errors; UBSan already aborts (-fno-sanitize-recover)
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+_suite=$(basename "${BASH_SOURCE[1]:-$0}" .sh)
+
+pass() {
+	echo "ok   $_suite: $1"
+	echo "pass $_suite: $1" >>"$RESULTS"
+}
+
+fail() {
+	echo "FAIL $_suite: $1: $2"
+	echo "fail $_suite: $1: $2" >>"$RESULTS"
+}
+
+# check NAME CMD...: pass when CMD exits 0
+check() {
+	local name=$1
+	shift
+	if "$@"; then pass "$name"; else fail "$name" "command failed: $*"; fi
+}
+
+# A sanitizer report is a failure whatever the exit status was.
+no_sanitizer_report() {
+	! grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:' "$1"
+}
+
+# pprof_top FILE [ARGS...]: go tool pprof's -top, the third-party reader
+pprof_top() {
+	local f=$1
+	shift
+	HOME=${HOME:-/root} go tool pprof -top "$@" "$f" 2>&1
+}
+
+# share_of NAME TOPFILE: the flat% of function NAME in a pprof -top listing
+share_of() {
+	awk -v fn="$1" '$6 == fn { sub("%", "", $2); print $2; found = 1; exit } END { if (!found) print 0 }' "$2"
+}

@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * isoprof record: sample target processes for a window and write a pprof.
+ *
+ * One thread does everything: the ring buffer (16 MiB, about 8 s of samples
+ * at 1000 Hz on 2 CPUs) absorbs the ticks taken while it loads symbol
+ * tables or re-reads /proc/PID/maps, so sampling never waits for that work.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "caps.h"
+#include "commands.h"
+#include "cpu_profile.h"
+#include "sample_store.h"
+#include "sampler.h"
+#include "symbolizer.h"
+
+#define MAX_PIDS 256
+#define MIN_DURATION_MS 1000
+#define MAX_DURATION_MS 50000
+#define MAX_FREQUENCY_HZ 20000
+#define LIVENESS_EVERY_NS 200000000ull
+#define REFRESH_EVERY_NS 1000000000ull
+
+struct target_state {
+	pid_t pid;
+	char comm[64];
+	bool exited;
+	uint64_t exited_after_ns;
+	uint64_t samples;
+};
+
+struct record_env {
+	pid_t pids[MAX_PIDS];
+	int npids;
+	long duration_ms;
+	long frequency_hz;
+	const char *output;
+	bool raw;
+	bool quiet;
+	bool bpf_stats;
+};
+
+struct capture {
+	struct record_env *env;
+	struct target_state targets[MAX_PIDS];
+	int ntargets;
+	struct sample_store *store;
+	struct sampler *sampler;
+	struct symbolizer *sym;
+	int store_err;
+	uint64_t window_start_ns, window_end_ns;
+	struct timespec wall_start;
+	int ncpus;
+};
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+static const struct argp_option record_options[] = {
+	{ "pid", 'p', "PID", 0, "Process to sample (all its threads); repeatable", 0 },
+	{ "duration-ms", 'd', "MS", 0, "Length of the window, 1000..50000 (default 10000)", 0 },
+	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default 1000)", 0 },
+	{ "output", 'o', "FILE", 0, "Profile to write (default isoprof-cpu.pb.gz)", 0 },
+	{ "raw", 'r', NULL, 0, "Write uncompressed protobuf instead of gzip", 0 },
+	{ "quiet", 'q', NULL, 0, "No progress line", 0 },
+	{ "bpf-stats", 'S', NULL, 0,
+	  "Measure the BPF program's run time (kernel BPF stats) and print it", 0 },
+	{ 0 },
+};
+
+static int parse_long(const char *arg, long min, long max, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || *out < min || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static error_t record_parse(int key, char *arg, struct argp_state *state)
+{
+	struct record_env *env = state->input;
+	long v;
+
+	switch (key) {
+	case 'p':
+		if (parse_long(arg, 1, INT_MAX, &v))
+			argp_error(state, "invalid pid '%s'", arg);
+		if (env->npids == MAX_PIDS)
+			argp_error(state, "at most %d --pid", MAX_PIDS);
+		env->pids[env->npids++] = (pid_t)v;
+		break;
+	case 'd':
+		if (parse_long(arg, MIN_DURATION_MS, MAX_DURATION_MS, &env->duration_ms))
+			argp_error(state, "--duration-ms must be an integer from %d to %d, not '%s'",
+				   MIN_DURATION_MS, MAX_DURATION_MS, arg);
+		break;
+	case 'F':
+		if (parse_long(arg, 1, MAX_FREQUENCY_HZ, &env->frequency_hz))
+			argp_error(state, "--frequency must be an integer from 1 to %d Hz, not '%s'",
+				   MAX_FREQUENCY_HZ, arg);
+		break;
+	case 'o':
+		env->output = arg;
+		break;
+	case 'r':
+		env->raw = true;
+		break;
+	case 'q':
+		env->quiet = true;
+		break;
+	case 'S':
+		env->bpf_stats = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!env->npids)
+			argp_error(state, "name a target with --pid");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+/* A zombie still answers kill(pid, 0) but will never run again. */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return true;
+	return p[2] != 'Z' && p[2] != 'X';
+}
+
+static void read_comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+	buf[0] = '\0';
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, len, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+static int on_sample(void *ctx, const struct isoprof_sample *s)
+{
+	struct capture *c = ctx;
+	int err;
+
+	if (c->store_err)
+		return 0;
+	err = sample_store__add(c->store, s);
+	if (err)
+		c->store_err = err;
+	for (int i = 0; i < c->ntargets; i++) {
+		if (c->targets[i].pid == (pid_t)s->pid) {
+			c->targets[i].samples++;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* Fail before the window, not after it, when the output cannot be written. */
+static int probe_output(const char *path)
+{
+	char probe[PATH_MAX];
+	int fd;
+
+	if (snprintf(probe, sizeof(probe), "%s.isoprof-probe-%d", path, getpid()) >=
+	    (int)sizeof(probe))
+		return -ENAMETOOLONG;
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+static void progress(const struct capture *c, uint64_t now, bool final)
+{
+	double elapsed = (now - c->window_start_ns) / 1e9;
+
+	if (c->env->quiet || !isatty(STDERR_FILENO))
+		return;
+	fprintf(stderr, "\rrecording: %5.1f / %.1f s, %zu samples%s", elapsed,
+		c->env->duration_ms / 1000.0, sample_store__count(c->store), final ? "\n" : "");
+}
+
+static void check_targets(struct capture *c, uint64_t now, bool refresh_maps)
+{
+	for (int i = 0; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (t->exited)
+			continue;
+		if (!process_alive(t->pid)) {
+			t->exited = true;
+			t->exited_after_ns = now - c->window_start_ns;
+			sampler__remove_target(c->sampler, t->pid);
+			continue;
+		}
+		if (refresh_maps)
+			symbolizer__refresh(c->sym, t->pid);
+	}
+}
+
+static bool all_exited(const struct capture *c)
+{
+	for (int i = 0; i < c->ntargets; i++)
+		if (!c->targets[i].exited)
+			return false;
+	return true;
+}
+
+static int run_window(struct capture *c)
+{
+	uint64_t deadline, now, last_liveness, last_refresh;
+	int n;
+
+	c->window_start_ns = now_ns();
+	clock_gettime(CLOCK_REALTIME, &c->wall_start);
+	deadline = c->window_start_ns + (uint64_t)c->env->duration_ms * 1000000ull;
+
+	/* Sampling is already armed; the ring buffer holds what arrives meanwhile. */
+	for (int i = 0; i < c->ntargets; i++)
+		symbolizer__preload(c->sym, c->targets[i].pid);
+
+	last_liveness = last_refresh = now_ns();
+	while (!stop_requested) {
+		n = sampler__poll(c->sampler, 50);
+		if (n < 0)
+			return n;
+		now = now_ns();
+		if (now >= deadline)
+			break;
+		if (now - last_liveness >= LIVENESS_EVERY_NS) {
+			bool refresh = now - last_refresh >= REFRESH_EVERY_NS;
+
+			check_targets(c, now, refresh);
+			if (refresh)
+				last_refresh = now;
+			last_liveness = now;
+			if (all_exited(c))
+				break;
+			progress(c, now, false);
+		}
+	}
+	c->window_end_ns = now_ns();
+	check_targets(c, c->window_end_ns, true);
+	sampler__stop(c->sampler);
+	progress(c, c->window_end_ns, true);
+	return 0;
+}
+
+static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	return s;
+}
+
+#define MAX_COMMENTS (MAX_PIDS + 64)
+
+static int write_profile(struct capture *c, const struct isoprof_counters *cnt,
+			 struct cpu_profile_stats *stats, double *process_ms)
+{
+	const char *const *notes;
+	char *comments[MAX_COMMENTS];
+	char when[64];
+	struct tm tm;
+	size_t ncomments = 0, nnotes;
+	uint64_t window = c->window_end_ns - c->window_start_ns;
+	uint64_t t0 = now_ns();
+	struct cpu_profile_info info = {
+		.time_nanos = (int64_t)c->wall_start.tv_sec * 1000000000ll + c->wall_start.tv_nsec,
+		.duration_nanos = (int64_t)window,
+		.period_ns = sampler__period_ns(c->sampler),
+	};
+	int err;
+
+	gmtime_r(&c->wall_start.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	comments[ncomments++] = xasprintf("command: %s", isoprof_command_line);
+	comments[ncomments++] = xasprintf("window: %s + %.3f s", when, window / 1e9);
+	comments[ncomments++] = xasprintf("rate: %ld Hz per CPU (period %llu ns), cpu-clock on %d CPUs",
+					  c->env->frequency_hz, sampler__period_ns(c->sampler),
+					  c->ncpus);
+	comments[ncomments++] = xasprintf("samples: %zu kept; lost: %llu (ring buffer full)",
+					  sample_store__count(c->store),
+					  (unsigned long long)cnt->lost_ringbuf_full);
+	comments[ncomments++] = xasprintf(
+		"stacks: truncated user %llu, kernel %llu; read errors user %llu, kernel %llu",
+		(unsigned long long)cnt->user_truncated, (unsigned long long)cnt->kernel_truncated,
+		(unsigned long long)cnt->user_stack_errors,
+		(unsigned long long)cnt->kernel_stack_errors);
+	for (int i = 0; i < c->ntargets && ncomments < MAX_COMMENTS - 8; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (t->exited)
+			comments[ncomments++] = xasprintf(
+				"note: pid %d (%s) exited %.3f s into the window", t->pid, t->comm,
+				t->exited_after_ns / 1e9);
+	}
+	nnotes = symbolizer__notes(c->sym, &notes);
+	for (size_t i = 0; i < nnotes && ncomments < MAX_COMMENTS; i++)
+		comments[ncomments++] = xasprintf("note: %s", notes[i]);
+	for (size_t i = 0; i < ncomments; i++) {
+		if (!comments[i]) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	info.comments = (const char *const *)comments;
+	info.ncomments = ncomments;
+	err = cpu_profile__write(c->store, c->sym, &info, NULL, NULL, c->env->output,
+				 !c->env->raw, stats);
+out:
+	for (size_t i = 0; i < ncomments; i++)
+		free(comments[i]);
+	*process_ms = (now_ns() - t0) / 1e6;
+	return err;
+}
+
+static void print_summary(const struct capture *c, const struct isoprof_counters *cnt,
+			  const struct cpu_profile_stats *stats, double process_ms)
+{
+	size_t total = sample_store__count(c->store);
+	const char *const *notes;
+	size_t nnotes;
+
+	fprintf(stderr,
+		"isoprof: wrote %s (%s): %zu samples over %.2f s at %ld Hz on %d CPUs, "
+		"post-processing %.0f ms\n",
+		c->env->output, c->env->raw ? "pprof, raw protobuf" : "pprof, gzip", total,
+		(c->window_end_ns - c->window_start_ns) / 1e9, c->env->frequency_hz, c->ncpus,
+		process_ms);
+	fprintf(stderr,
+		"isoprof: lost %llu samples (ring buffer full); truncated stacks: user %llu, "
+		"kernel %llu; stack read errors: user %llu, kernel %llu; unnamed frames %llu of %llu\n",
+		(unsigned long long)cnt->lost_ringbuf_full,
+		(unsigned long long)cnt->user_truncated, (unsigned long long)cnt->kernel_truncated,
+		(unsigned long long)cnt->user_stack_errors,
+		(unsigned long long)cnt->kernel_stack_errors,
+		(unsigned long long)stats->unsymbolized_frames, (unsigned long long)stats->frames);
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct target_state *t = &c->targets[i];
+
+		fprintf(stderr, "  pid %-7d %-16s %7llu samples %5.1f%%\n", t->pid, t->comm,
+			(unsigned long long)t->samples, total ? 100.0 * t->samples / total : 0.0);
+	}
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct target_state *t = &c->targets[i];
+
+		if (t->exited)
+			fprintf(stderr,
+				"isoprof: note: pid %d exited %.2f s into the window; the profile "
+				"holds what was collected before\n",
+				t->pid, t->exited_after_ns / 1e9);
+	}
+	nnotes = symbolizer__notes(c->sym, &notes);
+	for (size_t i = 0; i < nnotes; i++)
+		fprintf(stderr, "isoprof: note: %s\n", notes[i]);
+}
+
+static void print_bpf_stats(const struct capture *c, const struct isoprof_counters *cnt)
+{
+	unsigned long long run_ns, runs;
+
+	if (sampler__prog_stats(c->sampler, &run_ns, &runs) || !runs) {
+		fprintf(stderr, "isoprof: BPF run-time stats unavailable\n");
+		return;
+	}
+	/* Runs that are not on a target return after one hash lookup. */
+	fprintf(stderr,
+		"isoprof: BPF sampler: %llu runs, %llu ns total, %.0f ns per run; "
+		"%llu on targets, at most %.0f ns per target sample\n",
+		runs, run_ns, (double)run_ns / runs, (unsigned long long)cnt->events,
+		cnt->events ? (double)run_ns / cnt->events : 0.0);
+}
+
+static int setup_targets(struct capture *c)
+{
+	int err;
+
+	for (int i = 0; i < c->env->npids; i++) {
+		struct target_state *t = &c->targets[c->ntargets];
+		pid_t pid = c->env->pids[i];
+		bool dup = false;
+
+		for (int j = 0; j < c->ntargets; j++)
+			dup |= c->targets[j].pid == pid;
+		if (dup)
+			continue;
+		if (!process_alive(pid)) {
+			fprintf(stderr, "isoprof: pid %d: no such process\n", pid);
+			return -ESRCH;
+		}
+		err = symbolizer__track(c->sym, pid);
+		if (err) {
+			fprintf(stderr, "isoprof: pid %d: cannot read its memory maps: %s\n", pid,
+				strerror(-err));
+			return err;
+		}
+		t->pid = pid;
+		read_comm(pid, t->comm, sizeof(t->comm));
+		c->ntargets++;
+	}
+	return 0;
+}
+
+int cmd_record(int argc, char **argv)
+{
+	static const struct argp argp = {
+		.options = record_options,
+		.parser = record_parse,
+		.args_doc = NULL,
+		.doc = "Sample the CPU stacks (kernel and user) of target processes with a BPF "
+		       "perf_event program and write a pprof profile.",
+	};
+	struct record_env env = {
+		.duration_ms = 10000,
+		.frequency_hz = 1000,
+		.output = "isoprof-cpu.pb.gz",
+	};
+	struct sampler_opts sopts = { 0 };
+	struct capture c = { .env = &env };
+	struct isoprof_counters cnt;
+	struct cpu_profile_stats stats = { 0 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err_buf[256] = "";
+	double process_ms = 0;
+	int err, ret = 1;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
+		return 2;
+
+	err = probe_output(env.output);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot write %s: %s\n", env.output, strerror(-err));
+		return 1;
+	}
+	c.store = sample_store__new();
+	c.sym = symbolizer__new(NULL);
+	if (!c.store || !c.sym) {
+		fprintf(stderr, "isoprof: out of memory\n");
+		goto out;
+	}
+	if (setup_targets(&c))
+		goto out;
+
+	sopts.frequency_hz = env.frequency_hz;
+	sopts.run_time_stats = env.bpf_stats;
+	sopts.err_buf = err_buf;
+	sopts.err_len = sizeof(err_buf);
+	c.sampler = sampler__new(&sopts, on_sample, &c);
+	if (!c.sampler) {
+		fprintf(stderr, "isoprof: %s\n", err_buf[0] ? err_buf : strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < c.ntargets; i++) {
+		err = sampler__add_target(c.sampler, c.targets[i].pid, NULL);
+		if (err) {
+			fprintf(stderr, "isoprof: pid %d: cannot add target: %s\n",
+				c.targets[i].pid, strerror(-err));
+			goto out;
+		}
+	}
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	c.ncpus = sampler__start(c.sampler);
+	if (c.ncpus < 0) {
+		fprintf(stderr, "isoprof: cannot attach to the CPUs' cpu-clock events: %s\n",
+			strerror(-c.ncpus));
+		goto out;
+	}
+	/* BPF is loaded and attached: what is left only reads /proc and writes the file. */
+	err = caps__drop_after_attach();
+	if (err)
+		fprintf(stderr, "isoprof: warning: cannot drop capabilities: %s\n",
+			strerror(-err));
+
+	err = run_window(&c);
+	if (err) {
+		fprintf(stderr, "isoprof: reading samples failed: %s\n", strerror(-err));
+		goto out;
+	}
+	if (c.store_err) {
+		fprintf(stderr, "isoprof: out of memory storing samples; keeping what fit\n");
+	}
+	sampler__counters(c.sampler, &cnt);
+	if (!sample_store__count(c.store)) {
+		fprintf(stderr,
+			"isoprof: no samples: the target%s did not run on a CPU during the %.1f s "
+			"window%s; nothing written\n",
+			c.ntargets > 1 ? "s" : "", (c.window_end_ns - c.window_start_ns) / 1e9,
+			all_exited(&c) ? " (exited)" : " (idle: send it work and retry)");
+		goto out;
+	}
+	err = write_profile(&c, &cnt, &stats, &process_ms);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot write %s: %s\n", env.output, strerror(-err));
+		goto out;
+	}
+	print_summary(&c, &cnt, &stats, process_ms);
+	if (env.bpf_stats)
+		print_bpf_stats(&c, &cnt);
+	ret = 0;
+out:
+	sampler__free(c.sampler);
+	symbolizer__free(c.sym);
+	sample_store__free(c.store);
+	return ret;
+}

@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * isoprof's subcommands.  Each takes the arguments after its name
+ * (argv[0] is the subcommand name), parses them with its own argp parser,
+ * reports its errors once on stderr as "isoprof: ...", and returns the
+ * process exit status.
+ */
+#ifndef ISOPROF_USER_COMMANDS_H
+#define ISOPROF_USER_COMMANDS_H
+
+int cmd_record(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+
+/* Set by main() to the full command line, for profile comments. */
+extern const char *isoprof_command_line;
+
+#endif
