@@ -10,13 +10,13 @@ PACKAGES=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	protobuf-c-compiler libprotobuf-c-dev libiberty-dev
 	libcmocka-dev libclang-rt-14-dev
-	golang-go linux-perf wrk procps
+	golang-go linux-perf wrk procps curl nodejs
 )
 
 # command or file that proves each need is met
 CHECKS=(
 	"cmd:gcc" "cmd:clang" "cmd:make" "cmd:bpftool" "cmd:protoc-c" "cmd:go"
-	"cmd:perf" "cmd:wrk" "cmd:objcopy" "cmd:strip"
+	"cmd:perf" "cmd:wrk" "cmd:objcopy" "cmd:strip" "cmd:curl" "cmd:node" "cmd:npm"
 	"file:/usr/include/bpf/libbpf.h" "file:/usr/include/libelf.h"
 	"file:/usr/include/gelf.h" "file:/usr/include/zlib.h"
 	"file:/usr/include/protobuf-c/protobuf-c.h"
@@ -55,6 +55,10 @@ if [ ${#need[@]} -gt 0 ]; then
 	echo "scripts/setup.sh: installing ${need[*]}"
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${need[@]}"
+fi
+# Debian's nodejs comes without npm; NodeSource's includes it.
+if ! command -v npm >/dev/null 2>&1; then
+	apt-get install -y -q --no-install-recommends npm
 fi
 missing >&2 || { echo "scripts/setup.sh: still missing the above after install" >&2; exit 1; }
 echo "scripts/setup.sh: all build and test dependencies present"

@@ -675,6 +675,39 @@ const char *elf_symtab__table(const struct elf_symtab *st)
 	return st->table;
 }
 
+/*
+ * Drop template argument lists in place ("kj::Own<Foo>::get" -> "kj::Own::get"),
+ * as pprof's default C++ simplification does: a deep template signature
+ * makes every table row and flame frame unreadable, and the mangled name
+ * (the pprof system name) keeps the full signature.  "operator<" and
+ * friends keep their '<'.
+ */
+static void drop_template_args(char *name)
+{
+	char *out = name;
+	int depth = 0;
+
+	for (char *p = name; *p; p++) {
+		if (*p == '<' && !depth && out - name >= 8 && !strncmp(out - 8, "operator", 8)) {
+			*out++ = *p;
+			if (p[1] == '<' || p[1] == '=')
+				*out++ = *++p;
+			continue;
+		}
+		if (*p == '<') {
+			depth++;
+			continue;
+		}
+		if (*p == '>' && depth) {
+			depth--;
+			continue;
+		}
+		if (!depth)
+			*out++ = *p;
+	}
+	*out = '\0';
+}
+
 static const char *demangle(struct elf_symtab *st, size_t i, const char *name)
 {
 	char *d;
@@ -691,7 +724,10 @@ static const char *demangle(struct elf_symtab *st, size_t i, const char *name)
 			return name;
 	}
 	if (!st->demangled[i]) {
-		d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+		/* no parameter lists either, like pprof's simplified names */
+		d = cplus_demangle(name, DMGL_ANSI);
+		if (d && name[1] == 'Z')
+			drop_template_args(d);
 		st->demangled[i] = d ? d : demangle_failed;
 	}
 	return st->demangled[i] == demangle_failed ? name : st->demangled[i];

@@ -169,7 +169,7 @@ static void check_fixture_symbols(struct elf_symtab *st)
 		      known_addr("symfix_beta"));
 	expect_lookup(st, known_addr("symfix_local"), "symfix_local", NULL,
 		      known_addr("symfix_local"));
-	expect_lookup(st, mangled + 3, "_ZN6symfix7mangledEi", "symfix::mangled(int)", mangled);
+	expect_lookup(st, mangled + 3, "_ZN6symfix7mangledEi", "symfix::mangled", mangled);
 	expect_lookup(st, known_addr("_RNvCs1_6symfix4rust") + 1, "_RNvCs1_6symfix4rust",
 		      "symfix::rust", known_addr("_RNvCs1_6symfix4rust"));
 	expect_lookup(st, known_addr("main"), "main", NULL, known_addr("main"));

@@ -190,7 +190,7 @@ static void check_fixture_frames(struct symbolizer *s, const struct child *c)
 	expect_user(s, c->pid, alpha + 4, "symfix_alpha", NULL, 4);
 	expect_user(s, c->pid, child_addr(c, "symfix_beta") + 1, "symfix_beta", NULL, 1);
 	expect_user(s, c->pid, child_addr(c, "symfix_local"), "symfix_local", NULL, 0);
-	expect_user(s, c->pid, child_addr(c, "_ZN6symfix7mangledEi") + 2, "symfix::mangled(int)",
+	expect_user(s, c->pid, child_addr(c, "_ZN6symfix7mangledEi") + 2, "symfix::mangled",
 		    "_ZN6symfix7mangledEi", 2);
 	expect_user(s, c->pid, child_addr(c, "_RNvCs1_6symfix4rust"), "symfix::rust",
 		    "_RNvCs1_6symfix4rust", 0);

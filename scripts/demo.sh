@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The demo: a real workerd with two workers under real HTTP load (wrk),
+# a 5-second isoprof capture, the top functions of the profile.
+# Run through `make demo` (which installs and builds first).
+set -euo pipefail
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${DEMO_OUT:-$TOP/demo-out}
+ISOPROF=${ISOPROF:-$TOP/build/isoprof}
+PORT_ALPHA=${DEMO_PORT_ALPHA:-18781}
+PORT_BETA=${DEMO_PORT_BETA:-18782}
+. "$TOP/scripts/demo-lib.sh"
+
+WRK_PIDS=()
+cleanup() {
+	for p in "${WRK_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	demo_stop
+}
+trap cleanup EXIT
+
+[ "$(id -u)" = 0 ] || { echo "demo: run as root (isoprof loads a BPF program)" >&2; exit 1; }
+mkdir -p "$OUT"
+rm -f "$OUT"/*.pb.gz
+echo "demo: starting workerd (workers alpha on :$PORT_ALPHA, beta on :$PORT_BETA)"
+demo_start "$OUT/workerd" "$PORT_ALPHA" "$PORT_BETA"
+echo "demo: workerd pid $WORKERD_PID; driving traffic with wrk"
+wrk -t1 -c2 -d9s "http://127.0.0.1:$PORT_ALPHA/" >"$OUT/wrk-alpha.txt" 2>&1 &
+WRK_PIDS+=($!)
+wrk -t1 -c2 -d9s "http://127.0.0.1:$PORT_BETA/" >"$OUT/wrk-beta.txt" 2>&1 &
+WRK_PIDS+=($!)
+sleep 2 # let V8 tier up the hot functions
+
+echo "demo: isoprof record --pid $WORKERD_PID --duration-ms 5000"
+"$ISOPROF" record --pid "$WORKERD_PID" --duration-ms 5000 --frequency 1000 \
+	-o "$OUT/workerd-cpu.pb.gz"
+wait "${WRK_PIDS[@]}" 2>/dev/null || true
+WRK_PIDS=()
+
+echo
+echo "demo: isoprof top $OUT/workerd-cpu.pb.gz --nodecount 25"
+"$ISOPROF" top --nodecount 25 "$OUT/workerd-cpu.pb.gz"
+echo
+grep -h "Requests/sec" "$OUT"/wrk-*.txt | sed 's/^/demo: wrk /'
+echo "demo: profiles are in $OUT/ (open them with: go tool pprof -http=127.0.0.1:8080 FILE)"
