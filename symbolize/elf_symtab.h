@@ -16,6 +16,10 @@
  *   copied); C++ (and Rust v0) names are demangled on first lookup and
  *   cached.
  *
+ * - Any defined symbol by name (elf_symtab__find_symbol()), e.g. a TLS
+ *   variable, and the PT_TLS segment, from which a TLS variable's offset
+ *   from the thread pointer follows.
+ *
  * Opening reads the headers, program headers and build-id only; symbols are
  * read by elf_symtab__load_symbols() or the first lookup, so a cache keyed
  * by build-id can drop a duplicate before paying for its symbols.
@@ -94,5 +98,40 @@ int elf_symtab__lookup(struct elf_symtab *st, uint64_t vaddr, struct elf_sym *ou
 
 /* The i-th symbol in address order (demangled too); -ENOENT when out of range. */
 int elf_symtab__entry(struct elf_symtab *st, size_t i, struct elf_sym *out);
+
+/* One symbol of any type, as found by name. */
+struct elf_named_sym {
+	const char *name;	/* as in the file (mangled) */
+	uint64_t value;		/* st_value: an address; for STT_TLS, the offset in the TLS segment */
+	uint64_t size;		/* st_size */
+	uint64_t file_offset;	/* where the bytes at value are in the file; UINT64_MAX
+				 * when they are not in it (.bss, TLS, absolute) */
+	unsigned char type;	/* STT_* */
+	unsigned char bind;	/* STB_* */
+	const char *table;	/* ".symtab" or ".dynsym" */
+};
+
+/*
+ * The first defined (not SHN_UNDEF) symbol named exactly name, of any type
+ * and binding, from .symtab, then from .dynsym.  A linear scan that does not
+ * load the function symbols.  0 and *out filled; -ENOENT when no readable
+ * table has it; -ENOEXEC when the tables exist but none can be read;
+ * -EINVAL for an empty name.
+ */
+int elf_symtab__find_symbol(struct elf_symtab *st, const char *name, struct elf_named_sym *out);
+
+/* Same, for the first symbol whose name starts with prefix ("_ZN7workerd"). */
+int elf_symtab__find_symbol_prefix(struct elf_symtab *st, const char *prefix,
+				   struct elf_named_sym *out);
+
+/*
+ * The PT_TLS segment: its size in memory, alignment and virtual address.
+ * -ENOENT when the file has none.  On x86-64 (TLS variant II) the variable
+ * at offset v of an executable's TLS segment sits at
+ *	thread pointer - round_up(memsz, align) + v
+ * (glibc's formula, assuming vaddr is a multiple of align as linkers make it).
+ */
+int elf_symtab__tls_segment(const struct elf_symtab *st, uint64_t *memsz, uint64_t *align,
+			    uint64_t *vaddr);
 
 #endif /* ISOPROF_SYMBOLIZE_ELF_SYMTAB_H */

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "elf_symtab.h"
+#include "perfmap.h"
 #include "ksyms.h"
 #include "proc_maps.h"
 
@@ -78,6 +79,9 @@ struct seg {
 
 struct uproc {
 	pid_t pid;
+	struct perfmap *perfmap; /* NULL when its path could not be found */
+	int perfmap_err;	/* last perfmap__update() error; -ENOENT: no map (yet) */
+	bool perfmap_read;	/* perfmap__update() ran at least once */
 	const char *exe;	/* interned /proc/PID/exe target, or NULL */
 	uint64_t generation;
 	struct umap **hist;	/* every mapping seen, sorted by start */
@@ -127,6 +131,8 @@ const char *sym_miss__str(enum sym_miss miss)
 		return "mapped file missing, unreadable or not a valid ELF";
 	case SYM_MISS_NO_KALLSYMS:
 		return "kernel symbols unavailable";
+	case SYM_MISS_NO_PERFMAP:
+		return "JIT code without a perf map (run V8 with --perf-basic-prof)";
 	}
 	return "unknown";
 }
@@ -300,6 +306,7 @@ static void uproc_free(struct uproc *p)
 {
 	size_t i;
 
+	perfmap__free(p->perfmap);
 	for (i = 0; i < p->nr_hist; i++)
 		free(p->hist[i]);
 	free(p->hist);
@@ -663,6 +670,39 @@ static int read_snapshot(struct symbolizer *s, struct uproc *p, bool first)
 	return 0;
 }
 
+/*
+ * The path is fixed now, while /proc/PID/root and NSpid can still be read;
+ * the file itself is read later (preload, refresh, or a JIT lookup).
+ */
+static void open_perfmap(struct symbolizer *s, struct uproc *p)
+{
+	char path[PATH_MAX];
+
+	if (perfmap__path_for_pid(s->proc_root, p->pid, path, sizeof(path)))
+		return;
+	p->perfmap = perfmap__new(path);
+	p->perfmap_err = -ENOENT;
+}
+
+static void update_perfmap(struct symbolizer *s, struct uproc *p)
+{
+	int n;
+
+	if (!p->perfmap)
+		return;
+	n = perfmap__update(p->perfmap);
+	p->perfmap_read = true;
+	/* A map that existed and vanished keeps what was read: only note errors. */
+	if (n < 0 && n != -ENOENT) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "pid %d: perf map", p->pid);
+		add_note(s, what, strerror(-n));
+	}
+	if (n >= 0 || !perfmap__count(p->perfmap))
+		p->perfmap_err = n < 0 ? n : 0;
+}
+
 static const char *read_exe(struct symbolizer *s, pid_t pid)
 {
 	char link[PATH_MAX], target[PATH_MAX];
@@ -709,6 +749,8 @@ int symbolizer__track(struct symbolizer *s, pid_t pid)
 	p->pid = pid;
 	p->exe = read_exe(s, pid);
 	err = read_snapshot(s, p, true);
+	if (!err)
+		open_perfmap(s, p);
 	if (!err && grow((void **)&s->procs, &s->cap_procs, s->nr_procs + 1, sizeof(*s->procs)))
 		err = -ENOMEM;
 	if (err) {
@@ -728,6 +770,7 @@ int symbolizer__refresh(struct symbolizer *s, pid_t pid)
 
 	if (!p)
 		return -ESRCH;
+	update_perfmap(s, p);
 	return read_snapshot(s, p, false);
 }
 
@@ -800,6 +843,7 @@ int symbolizer__preload(struct symbolizer *s, pid_t pid)
 
 	if (!p)
 		return -ESRCH;
+	update_perfmap(s, p);
 	for (i = 0; i < p->nr_hist; i++) {
 		struct umap *m = p->hist[i];
 
@@ -809,6 +853,66 @@ int symbolizer__preload(struct symbolizer *s, pid_t pid)
 			first = m->elf_err ? m->elf_err : -ENOEXEC;
 	}
 	return first;
+}
+
+/*
+ * Name an address from the perf map; leaves out->miss as it was when the map
+ * does not cover ip, or SYM_MISS_NO_PERFMAP when there is no map at all.
+ * perfmap strings live until the next update: keep interned copies.
+ */
+static void resolve_jit(struct symbolizer *s, struct uproc *p, uint64_t ip, bool in_anon,
+			struct sym_frame *out)
+{
+	struct perfmap_sym sym;
+	const struct v8name *n = &sym.name;
+	int err;
+
+	if (!p->perfmap) {
+		if (in_anon)
+			out->miss = SYM_MISS_NO_PERFMAP;
+		return;
+	}
+	if (!p->perfmap_read)
+		update_perfmap(s, p);
+	err = perfmap__lookup(p->perfmap, ip, &sym);
+	if (err == -ENOENT) {
+		/* code compiled since the last read: the map only grows */
+		update_perfmap(s, p);
+		err = perfmap__lookup(p->perfmap, ip, &sym);
+	}
+	if (err) {
+		if (in_anon && !perfmap__count(p->perfmap) && p->perfmap_err == -ENOENT)
+			out->miss = SYM_MISS_NO_PERFMAP;
+		return;
+	}
+	out->kind = SYM_FRAME_JIT;
+	out->system_name = intern(s, sym.raw);
+	if (n->kind == V8NAME_JS || n->kind == V8NAME_SCRIPT)
+		out->name = intern(s, *n->function ? n->function : "(anonymous)");
+	else
+		out->name = out->system_name;
+	out->file = n->script && *n->script ? intern(s, n->script) : NULL;
+	out->line = n->line;
+	out->column = n->column;
+	out->jit_tier = v8name_tier__str(n->tier);
+	out->jit_kind = n->kind;
+	out->symbol_offset = ip - sym.start;
+	if (!out->name || !out->system_name) {
+		out->name = out->system_name = NULL;
+		return;
+	}
+	out->miss = SYM_OK;
+}
+
+bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid)
+{
+	struct uproc *p = find_proc(s, pid);
+
+	if (!p || !p->perfmap)
+		return false;
+	if (!p->perfmap_read)
+		update_perfmap(s, p);
+	return perfmap__count(p->perfmap) > 0 || p->perfmap_err != -ENOENT;
 }
 
 int symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t ip,
@@ -825,11 +929,18 @@ int symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t ip,
 	if (!p)
 		return -ESRCH;
 	i = seg_pos(p, ip);
-	if (i >= p->nr_segs || ip < p->segs[i].start)
+	if (i >= p->nr_segs || ip < p->segs[i].start) {
+		/* JIT code mapped after the last maps snapshot */
+		resolve_jit(s, p, ip, false, out);
 		return 0;
+	}
 	m = p->segs[i].map;
 	out->mapping = &m->pub;
 	out->miss = umap_symbols(s, pid, m);
+	if (out->miss == SYM_MISS_ANON) {
+		resolve_jit(s, p, ip, true, out);
+		return 0;
+	}
 	if (out->miss != SYM_OK)
 		return 0;
 
@@ -849,6 +960,7 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_fra
 	const struct ksym *k;
 
 	memset(out, 0, sizeof(*out));
+	out->kind = SYM_FRAME_KERNEL;
 	if (!s->ksyms_tried) {
 		s->ksyms_tried = true;
 		s->ksyms = ksyms__load(s->kallsyms_path);

@@ -9,6 +9,11 @@
  *   .dynsym, C++ names demangled.  ELF symbol tables are cached per build-id
  *   (per path+size+mtime when a file has no build-id), so a binary mapped by
  *   many processes, or re-tracked, is read once.
+ * - JIT code (anonymous executable memory, or no mapping at all): the V8
+ *   perf map of the process (/tmp/perf-PID.map, found through the process's
+ *   own mount and pid namespace), read incrementally; the newest entry for
+ *   an address wins.  Its path is fixed when tracking starts, so frames of a
+ *   process that has exited still resolve.
  * - Kernel addresses: /proc/kallsyms, loaded on first use.
  *
  * Ownership: every string and struct pointer handed out stays valid until
@@ -34,6 +39,13 @@ enum sym_miss {
 	SYM_MISS_NOT_COVERED,	/* ELF read, but no symbol covers the address */
 	SYM_MISS_BAD_FILE,	/* mapped file missing, unreadable, not ELF, truncated */
 	SYM_MISS_NO_KALLSYMS,	/* /proc/kallsyms unreadable or addresses hidden */
+	SYM_MISS_NO_PERFMAP,	/* JIT code, and the process has no perf map */
+};
+
+enum sym_frame_kind {
+	SYM_FRAME_NATIVE = 0,	/* ELF code (or unresolved user address) */
+	SYM_FRAME_KERNEL,
+	SYM_FRAME_JIT,		/* named by the V8 perf map */
 };
 
 const char *sym_miss__str(enum sym_miss miss);
@@ -49,10 +61,16 @@ struct sym_mapping {
 };
 
 struct sym_frame {
-	const char *name;	  /* demangled (C++) or plain name; NULL if unresolved */
-	const char *system_name;  /* symbol as in the ELF (mangled); NULL if unresolved */
-	const char *file;	  /* source file when known; NULL otherwise */
+	enum sym_frame_kind kind;
+	const char *name;	  /* demangled (C++) or plain name; NULL if unresolved;
+				   * JS: the function, "(anonymous)" when it has none */
+	const char *system_name;  /* symbol as in the ELF (mangled), or the raw perf map
+				   * name ("JS:*fib w.js:1:13"); NULL if unresolved */
+	const char *file;	  /* source file (JS: the script) when known; NULL otherwise */
 	uint32_t line;		  /* 0 when unknown */
+	uint32_t column;	  /* 0 when unknown */
+	const char *jit_tier;	  /* JIT: "interpreted", "baseline", "maglev", "turbofan", "" */
+	int jit_kind;		  /* JIT: enum v8name_kind */
 	uint64_t symbol_offset;	  /* ip - symbol start, when resolved */
 	const struct sym_mapping *mapping; /* NULL for kernel frames and unmapped ips */
 	enum sym_miss miss;
@@ -101,6 +119,9 @@ int symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t ip,
  * or NULL.  pprof readers take the first mapping as the main binary.
  */
 const struct sym_mapping *symbolizer__main_mapping(struct symbolizer *s, pid_t pid);
+
+/* Does the process have a perf map (V8 run with --perf-basic-prof)? */
+bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid);
 
 /* Resolve a kernel address from /proc/kallsyms; always fills *out. */
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *out);

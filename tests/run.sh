@@ -16,6 +16,12 @@ if [ "$(id -u)" != 0 ]; then
 	exit 2
 fi
 
+# The real workerd, from npm, as the demo uses it.
+if [ -z "${WORKERD:-}" ]; then
+	WORKERD=$(bash scripts/install-workerd.sh) || { echo "cannot install workerd" >&2; exit 1; }
+fi
+export WORKERD
+
 run_unit() {
 	local t name out
 	for t in build/asan/tests/test_*; do

@@ -402,6 +402,17 @@ static void print_summary(const struct capture *c, const struct isoprof_counters
 		fprintf(stderr, "  pid %-7d %-16s %7llu samples %5.1f%%\n", t->pid, t->comm,
 			(unsigned long long)t->samples, total ? 100.0 * t->samples / total : 0.0);
 	}
+	if (stats->jit_leaf_samples)
+		fprintf(stderr, "isoprof: JIT-leaf samples: %llu, named %llu (%.1f%%)\n",
+			(unsigned long long)stats->jit_leaf_samples,
+			(unsigned long long)stats->jit_leaf_named,
+			100.0 * stats->jit_leaf_named / stats->jit_leaf_samples);
+	for (size_t i = 0; i < stats->nr_no_perfmap_pids; i++) {
+		char hint[400];
+
+		cpu_profile__no_perfmap_hint(stats->no_perfmap_pids[i], hint, sizeof(hint));
+		fprintf(stderr, "isoprof: %s\n", hint);
+	}
 	for (int i = 0; i < c->ntargets; i++) {
 		const struct target_state *t = &c->targets[i];
 

@@ -9,10 +9,17 @@
 #include "pprof_builder.h"
 
 /* (pid, address) -> pprof location id; kernel frames use pid 0. */
+enum jit_state {
+	NOT_JIT = 0,
+	JIT_UNNAMED,
+	JIT_NAMED,
+};
+
 struct loc_slot {
 	uint64_t ip;
 	uint32_t pid;
-	uint32_t kernel;
+	uint16_t kernel;
+	uint16_t jit;		/* enum jit_state */
 	uint64_t location_id;	/* 0 = empty slot */
 };
 
@@ -138,7 +145,7 @@ static void unknown_name(const struct sym_frame *f, bool kernel, char *buf, size
 		snprintf(buf, len, "[kernel] <unknown>");
 		return;
 	}
-	if (f->miss == SYM_MISS_ANON) {
+	if (f->miss == SYM_MISS_ANON || f->miss == SYM_MISS_NO_PERFMAP) {
 		snprintf(buf, len, "[jit] <unknown>");
 		return;
 	}
@@ -152,8 +159,17 @@ static void unknown_name(const struct sym_frame *f, bool kernel, char *buf, size
 	snprintf(buf, len, "[unknown] %s", base);
 }
 
+static void note_no_perfmap(struct cpu_profile_stats *st, uint32_t pid)
+{
+	for (size_t i = 0; i < st->nr_no_perfmap_pids; i++)
+		if (st->no_perfmap_pids[i] == pid)
+			return;
+	if (st->nr_no_perfmap_pids < CPU_PROFILE_MAX_HINT_PIDS)
+		st->no_perfmap_pids[st->nr_no_perfmap_pids++] = pid;
+}
+
 static uint64_t location_for(struct writer *w, uint32_t pid, bool kernel, uint64_t ip,
-			     bool return_address)
+			     bool return_address, enum jit_state *jit)
 {
 	struct sym_frame f;
 	struct pprof_line line = { 0 };
@@ -165,8 +181,10 @@ static uint64_t location_for(struct writer *w, uint32_t pid, bool kernel, uint64
 	if ((w->locs.used + 1) * 2 > w->locs.cap && loc_cache_grow(&w->locs))
 		return 0;
 	slot = loc_cache_slot(&w->locs, kernel ? 0 : pid, kernel, ip);
-	if (slot->location_id)
+	if (slot->location_id) {
+		*jit = slot->jit;
 		return slot->location_id;
+	}
 
 	if (kernel)
 		err = symbolizer__resolve_kernel(w->sym, addr, &f);
@@ -184,10 +202,21 @@ static uint64_t location_for(struct writer *w, uint32_t pid, bool kernel, uint64
 	else
 		map_id = 0;
 
+	if (f.kind == SYM_FRAME_JIT)
+		*jit = JIT_NAMED;
+	else if (f.miss == SYM_MISS_ANON || f.miss == SYM_MISS_NO_PERFMAP)
+		*jit = JIT_UNNAMED;
+	else
+		*jit = NOT_JIT;
+	if (f.miss == SYM_MISS_NO_PERFMAP)
+		note_no_perfmap(w->stats, pid);
+
 	if (f.name) {
-		line.function_id = pprof_builder__function(w->b, f.name, f.system_name, f.file,
-							   0);
+		line.function_id = pprof_builder__function(
+			w->b, f.name, f.system_name, f.file,
+			f.kind == SYM_FRAME_JIT ? (int64_t)f.line : 0);
 		line.line = f.line;
+		line.column = f.column;
 	} else {
 		unknown_name(&f, kernel, unknown, sizeof(unknown));
 		line.function_id = pprof_builder__function(w->b, unknown, unknown, NULL, 0);
@@ -200,6 +229,7 @@ static uint64_t location_for(struct writer *w, uint32_t pid, bool kernel, uint64
 	slot->ip = ip;
 	slot->pid = kernel ? 0 : pid;
 	slot->kernel = kernel;
+	slot->jit = *jit;
 	w->locs.used++;
 	if (!f.name)
 		w->stats->unsymbolized_frames++;
@@ -217,11 +247,12 @@ static int add_sample(struct writer *w, const struct sample_store *store,
 		{ .key = "thread", .str = sample_store__comm(store, s->comm_id) },
 	};
 	int64_t values[2] = { 1, (int64_t)period_ns };
+	enum jit_state jit, leaf_jit = NOT_JIT;
 	size_t n = 0;
 
 	sample_store__stack(store, s->stack_id, &stack);
 	for (size_t i = 0; i < stack.nkernel; i++) {
-		loc_ids[n] = location_for(w, stack.pid, true, stack.ips[i], i > 0);
+		loc_ids[n] = location_for(w, stack.pid, true, stack.ips[i], i > 0, &jit);
 		if (!loc_ids[n++])
 			return -ENOMEM;
 	}
@@ -229,13 +260,51 @@ static int add_sample(struct writer *w, const struct sample_store *store,
 		/* In a syscall, the user "leaf" is the return address after it. */
 		bool ret = i > 0 || stack.nkernel > 0;
 
-		loc_ids[n] = location_for(w, stack.pid, false, stack.ips[stack.nkernel + i], ret);
+		loc_ids[n] = location_for(w, stack.pid, false, stack.ips[stack.nkernel + i], ret,
+					  &jit);
 		if (!loc_ids[n++])
 			return -ENOMEM;
+		if (!i)
+			leaf_jit = jit;
+	}
+	if (leaf_jit != NOT_JIT) {
+		w->stats->jit_leaf_samples++;
+		w->stats->jit_leaf_named += leaf_jit == JIT_NAMED;
 	}
 	w->stats->samples++;
 	w->stats->frames += n;
 	return pprof_builder__add_sample(w->b, loc_ids, n, values, 2, labels, 3);
+}
+
+void cpu_profile__no_perfmap_hint(uint32_t pid, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "pid %u: JIT frames have no names: no V8 perf map; start V8 with "
+		 "--perf-basic-prof --interpreted-frames-native-stack (workerd: v8Flags in "
+		 "its config; node: on its command line)",
+		 pid);
+}
+
+/* Coverage of JIT frames, so a reader can judge the JS part of the profile. */
+static int add_jit_comments(struct pprof_builder *b, const struct cpu_profile_stats *st)
+{
+	char text[512];
+	int err;
+
+	if (!st->jit_leaf_samples)
+		return 0;
+	snprintf(text, sizeof(text), "jit: %llu samples with a JIT leaf, %llu named (%.1f%%)",
+		 (unsigned long long)st->jit_leaf_samples, (unsigned long long)st->jit_leaf_named,
+		 100.0 * st->jit_leaf_named / st->jit_leaf_samples);
+	err = pprof_builder__add_comment(b, text);
+	for (size_t i = 0; !err && i < st->nr_no_perfmap_pids; i++) {
+		char hint[400];
+
+		cpu_profile__no_perfmap_hint(st->no_perfmap_pids[i], hint, sizeof(hint));
+		snprintf(text, sizeof(text), "note: %s", hint);
+		err = pprof_builder__add_comment(b, text);
+	}
+	return err;
 }
 
 int cpu_profile__write(const struct sample_store *store, struct symbolizer *sym,
@@ -284,7 +353,9 @@ int cpu_profile__write(const struct sample_store *store, struct symbolizer *sym,
 		if (err)
 			goto out;
 	}
-	err = pprof_builder__write_file(w.b, path, gzip);
+	err = add_jit_comments(w.b, w.stats);
+	if (!err)
+		err = pprof_builder__write_file(w.b, path, gzip);
 out:
 	pprof_builder__free(w.b);
 	free(w.locs.slots);

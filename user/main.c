@@ -19,6 +19,7 @@ static const struct {
 } commands[] = {
 	{ "record", cmd_record, "sample target processes and write a pprof profile" },
 	{ "top", cmd_top, "print the flat/cum table of a profile, like pprof -top" },
+	{ "targets", cmd_targets, "list the V8 runtime processes on this host" },
 };
 
 static void usage(FILE *out)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests for symbolize/elf_symtab, over the symfix fixture
- * (tests/fixtures/symfix.c), copies of it that the test damages, and the
- * system's libc (stripped to .dynsym on Debian).
+ * (tests/fixtures/symfix.c), copies of it that the test damages, the
+ * system's libc (stripped to .dynsym on Debian), and the tlsfix fixture
+ * (tests/fixtures/tlsfix.c), which prints where its TLS variables are.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -448,6 +449,170 @@ static void test_dynsym_libc(void **state)
 	proc_maps__free(maps);
 }
 
+static void expect_named(struct elf_symtab *st, const char *name, unsigned char type,
+			 unsigned char bind, const char *table, struct elf_named_sym *out)
+{
+	int err = elf_symtab__find_symbol(st, name, out);
+
+	if (err)
+		fail_msg("%s: find_symbol failed (%d)", name, err);
+	assert_string_equal(out->name, name);
+	assert_int_equal(out->type, type);
+	assert_int_equal(out->bind, bind);
+	assert_string_equal(out->table, table);
+}
+
+static void test_find_symbol(void **state)
+{
+	char path[4200], cmd[9000];
+	const char *why = NULL;
+	struct elf_named_sym ns;
+	struct elf_symtab *st;
+	Elf64_Shdr *sh;
+	size_t len;
+	void *buf;
+
+	(void)state;
+	st = elf_symtab__open(fixture, &why);
+	if (!st)
+		fail_msg("open %s: %s", fixture, why);
+	expect_named(st, "symfix_alpha", STT_FUNC, STB_GLOBAL, ".symtab", &ns);
+	assert_int_equal(ns.value, known_addr("symfix_alpha"));
+	assert_true(ns.size > 0);
+	/* gcc's default layout: text file offsets equal addresses. */
+	assert_int_equal(ns.file_offset, ns.value);
+	expect_named(st, "symfix_alpha_weak", STT_FUNC, STB_WEAK, ".symtab", &ns);
+	assert_int_equal(ns.value, known_addr("symfix_alpha"));
+	expect_named(st, "symfix_local", STT_FUNC, STB_LOCAL, ".symtab", &ns);
+	expect_named(st, "_ZN6symfix7mangledEi", STT_FUNC, STB_GLOBAL, ".symtab", &ns);
+	assert_int_equal(ns.value, known_addr("_ZN6symfix7mangledEi"));
+	/* Not only functions: the file-name symbol and a linker-made object. */
+	expect_named(st, "symfix.c", STT_FILE, STB_LOCAL, ".symtab", &ns);
+	expect_named(st, "_DYNAMIC", STT_OBJECT, STB_LOCAL, ".symtab", &ns);
+	/* Exact: a prefix of a name is not the name. */
+	assert_int_equal(elf_symtab__find_symbol(st, "symfix_alph", &ns), -ENOENT);
+	assert_int_equal(elf_symtab__find_symbol(st, "symfix_alpha_weakest", &ns), -ENOENT);
+	assert_int_equal(elf_symtab__find_symbol(st, "", &ns), -EINVAL);
+	assert_int_equal(elf_symtab__find_symbol_prefix(st, "symfix_be", &ns), 0);
+	assert_string_equal(ns.name, "symfix_beta");
+	assert_int_equal(elf_symtab__find_symbol_prefix(st, "no_such_prefix_", &ns), -ENOENT);
+	/* Finding does not load the function symbols. */
+	assert_int_equal(elf_symtab__count(st), 0);
+	elf_symtab__free(st);
+
+	/* Stripped: .dynsym holds imports only, and an import is not a definition. */
+	fmt_ok(snprintf(path, sizeof(path), "%s/find_stripped", tmpdir), sizeof(path));
+	fmt_ok(snprintf(cmd, sizeof(cmd), "objcopy --strip-all '%s' '%s'", fixture, path),
+	       sizeof(cmd));
+	assert_int_equal(system(cmd), 0);
+	st = elf_symtab__open(path, &why);
+	assert_non_null(st);
+	assert_int_equal(elf_symtab__find_symbol(st, "symfix_alpha", &ns), -ENOENT);
+	assert_int_equal(elf_symtab__find_symbol(st, "printf", &ns), -ENOENT);
+	elf_symtab__free(st);
+
+	/* A broken .symtab and no .dynsym entry: not found, no crash. */
+	buf = slurp(fixture, &len);
+	sh = find_shdr(buf, len, SHT_SYMTAB);
+	sh->sh_link = 9999;
+	fmt_ok(snprintf(path, sizeof(path), "%s/find_bad_link", tmpdir), sizeof(path));
+	spit(path, buf, len);
+	free(buf);
+	st = elf_symtab__open(path, &why);
+	assert_non_null(st);
+	assert_int_equal(elf_symtab__find_symbol(st, "symfix_alpha", &ns), -ENOENT);
+	elf_symtab__free(st);
+}
+
+/* Debian's libc has only .dynsym, and a PT_TLS segment (errno and friends). */
+static void test_find_symbol_libc(void **state)
+{
+	uint64_t ip = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid"), memsz, align, vaddr;
+	const struct proc_map *m;
+	struct proc_maps *maps;
+	struct elf_named_sym ns;
+	struct elf_symtab *st;
+	const char *why = NULL;
+
+	(void)state;
+	maps = proc_maps__read(NULL, getpid());
+	assert_non_null(maps);
+	m = proc_maps__find(maps, ip);
+	assert_non_null(m);
+	st = elf_symtab__open(m->path, &why);
+	if (!st)
+		fail_msg("%s: %s", m->path, why);
+	assert_int_equal(elf_symtab__find_symbol(st, "getpid", &ns), 0);
+	assert_int_equal(ns.type, STT_FUNC);
+	assert_string_equal(ns.table, ".dynsym");
+	/* file_offset is what /proc/PID/maps relates to a running address. */
+	assert_int_equal(ns.file_offset - m->offset + m->start, ip);
+	assert_int_equal(elf_symtab__tls_segment(st, &memsz, &align, &vaddr), 0);
+	assert_true(memsz > 0 && align > 0);
+	elf_symtab__free(st);
+	proc_maps__free(maps);
+}
+
+static uint64_t round_up(uint64_t v, uint64_t align)
+{
+	return align > 1 ? (v + align - 1) / align * align : v;
+}
+
+/* The offsets tlsfix prints, recomputed from its file alone. */
+static void test_tls_offsets(void **state)
+{
+	char tlsfix[4200], cmd[8400], line[256], who[16], name[64];
+	uint64_t memsz, align, vaddr;
+	struct elf_named_sym ns;
+	const char *why = NULL;
+	struct elf_symtab *st;
+	size_t checked = 0;
+	long offset;
+	FILE *f;
+
+	(void)state;
+	fmt_ok(snprintf(tlsfix, sizeof(tlsfix), "%s", fixture), sizeof(tlsfix));
+	assert_non_null(strrchr(tlsfix, '/'));
+	strcpy(strrchr(tlsfix, '/') + 1, "tlsfix");
+	if (access(tlsfix, X_OK))
+		fail_msg("%s not found: make fixtures", tlsfix);
+
+	st = elf_symtab__open(tlsfix, &why);
+	if (!st)
+		fail_msg("open %s: %s", tlsfix, why);
+	assert_int_equal(elf_symtab__tls_segment(st, &memsz, &align, &vaddr), 0);
+	assert_int_equal(align, 64);
+	/* The fixture makes memsz not a multiple of align: rounding matters. */
+	assert_true(memsz % align != 0);
+	assert_int_equal(vaddr % align, 0);
+
+	fmt_ok(snprintf(cmd, sizeof(cmd), "'%s'", tlsfix), sizeof(cmd));
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%15s %63s %ld", who, name, &offset) != 3)
+			continue;
+		expect_named(st, name, STT_TLS,
+			     strcmp(name, "tlsfix_bss") ? STB_GLOBAL : STB_LOCAL, ".symtab", &ns);
+		assert_int_equal(ns.file_offset, UINT64_MAX);
+		if ((int64_t)(ns.value - round_up(memsz, align)) != offset)
+			fail_msg("%s %s: st_value %#llx, memsz %#llx, align %llu: computed %lld, "
+				 "the program says %ld", who, name, (unsigned long long)ns.value,
+				 (unsigned long long)memsz, (unsigned long long)align,
+				 (long long)(ns.value - round_up(memsz, align)), offset);
+		checked++;
+	}
+	assert_int_equal(pclose(f), 0);
+	assert_int_equal(checked, 6);
+	elf_symtab__free(st);
+
+	/* symfix has no thread-local data. */
+	st = elf_symtab__open(fixture, &why);
+	assert_non_null(st);
+	assert_int_equal(elf_symtab__tls_segment(st, &memsz, &align, &vaddr), -ENOENT);
+	elf_symtab__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +623,9 @@ int main(void)
 		cmocka_unit_test(test_corrupt_tables),
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_dynsym_libc),
+		cmocka_unit_test(test_find_symbol),
+		cmocka_unit_test(test_find_symbol_libc),
+		cmocka_unit_test(test_tls_offsets),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -216,7 +216,7 @@ static void test_live_process(void **state)
 	assert_int_equal(strlen(f.mapping->build_id), 40);
 
 	assert_int_equal(symbolizer__resolve_user(s, c.pid, child_addr(&c, "anon") + 8, &g), 0);
-	assert_int_equal(g.miss, SYM_MISS_ANON);
+	assert_int_equal(g.miss, SYM_MISS_NO_PERFMAP);
 	assert_null(g.name);
 	assert_non_null(g.mapping);
 	assert_string_equal(g.mapping->path, "[anon]");
@@ -373,6 +373,87 @@ static void expect_miss(struct symbolizer *s, pid_t pid, uint64_t ip, enum sym_m
  * vaddr 0x1000), so mapped at M with offset 0x1000, symbol S is at
  * M + S - 0x1000.
  */
+static void append_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "a");
+
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A process in another pid namespace (NSpid 4343 -> 7) whose V8 writes a
+ * perf map: JIT addresses, in an anonymous mapping or in none at all, are
+ * named from it, newest entry first, and lines appended later are found.
+ */
+static void test_perfmap(void **state)
+{
+	struct symbolizer_opts opts = { 0 };
+	char root[4200], dir[4300], map[4400];
+	struct symbolizer *s;
+	struct sym_frame f;
+	const int pid = 4343;
+
+	(void)state;
+	fmt_ok(snprintf(root, sizeof(root), "%s/proc-perfmap", tmpdir), sizeof(root));
+	assert_int_equal(mkdir(root, 0755), 0);
+	write_maps(root, pid, "7f0000000000-7f0000100000 r-xp 00000000 00:00 0 \n");
+	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d", root, pid), sizeof(dir));
+	write_file(dir, "status", "Name:\tnode\nTgid:\t4343\nNSpid:\t4343\t7\n");
+	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d/root", root, pid), sizeof(dir));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d/root/tmp", root, pid), sizeof(dir));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	fmt_ok(snprintf(map, sizeof(map), "%s/perf-7.map", dir), sizeof(map));
+	write_file(dir, "perf-7.map",
+		   "7f0000001000 100 JS:~fib /srv/w.js:3:13\n"
+		   "7f0000001000 80 JS:*fib /srv/w.js:3:13\n"
+		   "7f0000002000 40 Builtin:ArrayPrototypePush\n"
+		   "this line is not a perf map line\n"
+		   "7f0000003000 20 JS:~ /srv/w.js:9:1\n");
+
+	opts.proc_root = root;
+	s = symbolizer__new(&opts);
+	assert_non_null(s);
+	assert_int_equal(symbolizer__track(s, pid), 0);
+	assert_true(symbolizer__has_perfmap(s, pid));
+
+	/* newest entry wins where they overlap, the older shows past its end */
+	assert_int_equal(symbolizer__resolve_user(s, pid, 0x7f0000001010, &f), 0);
+	assert_int_equal(f.miss, SYM_OK);
+	assert_int_equal(f.kind, SYM_FRAME_JIT);
+	assert_string_equal(f.name, "fib");
+	assert_string_equal(f.system_name, "JS:*fib /srv/w.js:3:13");
+	assert_string_equal(f.file, "/srv/w.js");
+	assert_int_equal(f.line, 3);
+	assert_int_equal(f.column, 13);
+	assert_string_equal(f.jit_tier, "turbofan");
+	assert_non_null(f.mapping);
+	assert_int_equal(symbolizer__resolve_user(s, pid, 0x7f00000010f0, &f), 0);
+	assert_string_equal(f.jit_tier, "interpreted");
+
+	assert_int_equal(symbolizer__resolve_user(s, pid, 0x7f0000002004, &f), 0);
+	assert_string_equal(f.name, "Builtin:ArrayPrototypePush");
+	assert_null(f.file);
+	assert_int_equal(symbolizer__resolve_user(s, pid, 0x7f0000003000, &f), 0);
+	assert_string_equal(f.name, "(anonymous)");
+
+	/* covered by no entry: still anonymous JIT memory, with its mapping */
+	assert_int_equal(symbolizer__resolve_user(s, pid, 0x7f0000050000, &f), 0);
+	assert_int_equal(f.miss, SYM_MISS_ANON);
+	assert_non_null(f.mapping);
+
+	/* code compiled after the first read, outside any known mapping */
+	append_file(map, "7f1000000000 200 JS:^later /srv/w.js:20:5\n");
+	assert_int_equal(symbolizer__resolve_user(s, pid, 0x7f1000000100, &f), 0);
+	assert_int_equal(f.miss, SYM_OK);
+	assert_string_equal(f.name, "later");
+	assert_null(f.mapping);
+	assert_string_equal(f.jit_tier, "baseline");
+	symbolizer__free(s);
+}
+
 static void test_history(void **state)
 {
 	struct symbolizer_opts opts = { 0 };
@@ -409,14 +490,14 @@ static void test_history(void **state)
 	assert_int_equal(symbolizer__resolve_user(s, pid, 0x1000000 + main_off, &f), 0);
 	id_a = f.mapping->id;
 	assert_int_equal(f.mapping->offset, 0x1000);
-	expect_miss(s, pid, 0x2000010, SYM_MISS_ANON, "[anon]");
+	expect_miss(s, pid, 0x2000010, SYM_MISS_NO_PERFMAP, "[anon]");
 	assert_int_equal(symbolizer__resolve_user(s, pid, 0x2000010, &f), 0);
 	id_b = f.mapping->id;
 	expect_miss(s, pid, 0x3000010, SYM_MISS_BAD_FILE, "/nonexistent/lib.so");
 	assert_true(has_note(s, "/nonexistent/lib.so", "not found"));
 	expect_miss(s, pid, 0x4000010, SYM_MISS_NO_MAPPING, NULL);
-	expect_miss(s, pid, 0x5000010, SYM_MISS_ANON, "[anon:v8 code]");
-	expect_miss(s, pid, 0x6000010, SYM_MISS_ANON, "/memfd:jit");
+	expect_miss(s, pid, 0x5000010, SYM_MISS_NO_PERFMAP, "[anon:v8 code]");
+	expect_miss(s, pid, 0x6000010, SYM_MISS_NO_PERFMAP, "/memfd:jit");
 	assert_int_equal(symbolizer__preload(s, pid), -ENOENT);
 
 	/* The fixture unmapped, mapped again inside the anonymous region. */
@@ -431,8 +512,8 @@ static void test_history(void **state)
 	id_e = f.mapping->id;
 	assert_int_not_equal(id_e, id_a);
 	assert_int_not_equal(id_e, id_b);
-	expect_miss(s, pid, 0x2007fff, SYM_MISS_ANON, "[anon]");
-	expect_miss(s, pid, 0x2009000, SYM_MISS_ANON, "[anon]");
+	expect_miss(s, pid, 0x2007fff, SYM_MISS_NO_PERFMAP, "[anon]");
+	expect_miss(s, pid, 0x2009000, SYM_MISS_NO_PERFMAP, "[anon]");
 	assert_int_equal(symbolizer__resolve_user(s, pid, 0x2009000, &f), 0);
 	assert_int_equal(f.mapping->id, id_b);
 	/* Unmapped since, still known. */
@@ -443,7 +524,7 @@ static void test_history(void **state)
 	write_maps(root, pid, "2000000-2010000 r-xp 00000000 00:00 0 \n");
 	assert_int_equal(symbolizer__refresh(s, pid), 0);
 	assert_int_equal(symbolizer__resolve_user(s, pid, 0x2008000 + main_off, &f), 0);
-	assert_int_equal(f.miss, SYM_MISS_ANON);
+	assert_int_equal(f.miss, SYM_MISS_NO_PERFMAP);
 	assert_int_equal(f.mapping->id, id_b);
 	/* track on a tracked pid is a refresh. */
 	assert_int_equal(symbolizer__track(s, pid), 0);
@@ -455,7 +536,7 @@ static void test_history(void **state)
 	assert_int_equal(unlink(maps), 0);
 	assert_int_equal(symbolizer__refresh(s, pid), -ESRCH);
 	expect_user(s, pid, 0x1000000 + main_off, "main", NULL, 0);
-	expect_miss(s, pid, 0x2000010, SYM_MISS_ANON, "[anon]");
+	expect_miss(s, pid, 0x2000010, SYM_MISS_NO_PERFMAP, "[anon]");
 	symbolizer__free(s);
 }
 
@@ -604,7 +685,7 @@ static void test_miss_strings(void **state)
 	int m;
 
 	(void)state;
-	for (m = SYM_OK; m <= SYM_MISS_NO_KALLSYMS; m++)
+	for (m = SYM_OK; m <= SYM_MISS_NO_PERFMAP; m++)
 		assert_true(strlen(sym_miss__str((enum sym_miss)m)) > 0);
 	assert_string_equal(sym_miss__str((enum sym_miss)100), "unknown");
 }
@@ -616,6 +697,7 @@ int main(void)
 		cmocka_unit_test(test_deleted_binary),
 		cmocka_unit_test(test_stripped_binary),
 		cmocka_unit_test(test_history),
+		cmocka_unit_test(test_perfmap),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_miss_strings),

@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * perfmap: the JIT symbol file V8 writes with --perf-basic-prof,
+ * /tmp/perf-PID.map, read incrementally while the process runs.
+ *
+ * Lines are "<start> <size> <name>\n": lowercase hex (an optional "0x" on
+ * either number, as V8 writes for Android's simpleperf), one blank each,
+ * the name is raw bytes up to the newline.  One file per process, shared
+ * by all its isolates; entries are appended and never removed.  When GC
+ * frees code its range can be reused, and the new code is appended: for an
+ * address the NEWEST entry covering it wins.
+ *
+ * Memory follows the live entries, not the file: after each batch of new
+ * lines the map keeps a sorted, non-overlapping index of the visible piece
+ * of each entry; an entry with no visible piece left is dead, and dead
+ * entries and their names are dropped once they are more than half of
+ * what is held.  Entries of size 0 cover nothing and are not kept.
+ *
+ * Reading: perfmap__update() reads only the bytes appended since the last
+ * call.  A last line without its newline is left for a later call (V8
+ * writes line-buffered, a reader can see half a line).  When the file was
+ * replaced (other inode), shrank, or its already-read bytes changed (the
+ * pid was reused and V8 truncated the file), the map starts over.  Lines
+ * longer than PERFMAP_LINE_MAX and lines that do not parse are skipped and
+ * counted, never fatal; the first one's line number is kept for a message.
+ *
+ * Ownership and lifetime: the map owns every string.  Strings and pointers
+ * handed out by perfmap__lookup() stay valid until the next
+ * perfmap__update(), perfmap__parse_buf() or perfmap__free().  Not
+ * thread-safe.  Constructors return NULL and set errno; actions return a
+ * count or 0, or a negative errno.
+ */
+#ifndef ISOPROF_SYMBOLIZE_PERFMAP_H
+#define ISOPROF_SYMBOLIZE_PERFMAP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "v8name.h"
+
+/* V8 cuts names at 4096 bytes; other JITs write longer ones, but not this long. */
+#define PERFMAP_LINE_MAX (64 * 1024)
+
+struct perfmap;
+
+struct perfmap_sym {
+	uint64_t start;		/* the entry's start (not the looked-up address) */
+	uint64_t size;
+	const char *raw;	/* the name as written in the file */
+	struct v8name name;	/* raw split by v8name__parse() */
+};
+
+struct perfmap_stats {
+	size_t entries;		  /* live entries (perfmap__count()) */
+	size_t segments;	  /* pieces in the address index */
+	uint64_t lines;		  /* lines parsed since the (re)start, malformed included */
+	size_t malformed;
+	size_t first_malformed_line; /* 1-based; 0 when none */
+	uint64_t offset;	  /* bytes of the file consumed: whole lines only */
+	uint64_t bytes_read;	  /* bytes read from the file over all updates */
+	size_t restarts;	  /* times the file was found replaced or truncated */
+	size_t mem_bytes;	  /* heap held for entries, names and the index */
+};
+
+/*
+ * A map for path (not opened yet: the first perfmap__update() reads it).
+ * path NULL gives a map fed only by perfmap__parse_buf().  errno ENOMEM.
+ */
+struct perfmap *perfmap__new(const char *path);
+void perfmap__free(struct perfmap *pm);
+
+/*
+ * Read the lines appended since the last call.  Returns the number of new
+ * entries, or -ENOENT when the file does not exist (what was read before
+ * stays: late samples still resolve after the process exits), -EINVAL for
+ * a map without path or a file that is not a regular file, -ENOMEM, or the
+ * errno of open/read.
+ */
+int perfmap__update(struct perfmap *pm);
+
+/*
+ * Add the lines of buf[0..len) as one batch, newer than all before; a last
+ * line without newline counts as complete.  Returns the number of new
+ * entries or -ENOMEM.  For tests and fuzzing; also usable for a map text
+ * obtained another way.
+ */
+int perfmap__parse_buf(struct perfmap *pm, const char *buf, size_t len);
+
+/* The newest entry covering addr: 0, or -ENOENT (none), -ENOMEM. */
+int perfmap__lookup(struct perfmap *pm, uint64_t addr, struct perfmap_sym *out);
+
+size_t perfmap__count(const struct perfmap *pm);
+size_t perfmap__malformed(const struct perfmap *pm);
+size_t perfmap__first_malformed_line(const struct perfmap *pm);
+void perfmap__stats(const struct perfmap *pm, struct perfmap_stats *st);
+
+/*
+ * Where the perf map of pid is, as seen from here: "/tmp/perf-PID.map", or,
+ * when pid lives in another pid or mount namespace (a container),
+ * "PROC_ROOT/PID/root/tmp/perf-NSPID.map" where NSPID is the pid inside its
+ * own namespace (the last NSpid: value of PROC_ROOT/PID/status).
+ * proc_root NULL means "/proc".  Returns 0, -ESRCH when the process does
+ * not exist, -ENAMETOOLONG when buf is too small.
+ */
+int perfmap__path_for_pid(const char *proc_root, pid_t pid, char *buf, size_t size);
+
+/*
+ * Building blocks shared with v8log, which reads another append-only V8
+ * file and keeps the same newest-wins index.
+ */
+
+/* [start, end) of entry id; a larger id is newer. */
+struct perfmap_span {
+	uint64_t start;
+	uint64_t end;
+	size_t id;
+};
+
+/*
+ * Flatten n spans sorted by start (overlaps allowed) into the pieces that
+ * are visible when newer spans hide older ones: sorted, non-overlapping,
+ * adjacent pieces of one id merged.  *out is malloc()ed (NULL when empty).
+ * Returns 0 or -ENOMEM.  O(n log n) worst case, O(n) without overlaps.
+ */
+int perfmap_spans__flatten(const struct perfmap_span *in, size_t n, struct perfmap_span **out,
+			   size_t *nr_out);
+
+/* Index of the span in spans[0..n) (sorted, non-overlapping) holding addr, or -1. */
+ptrdiff_t perfmap_spans__find(const struct perfmap_span *spans, size_t n, uint64_t addr);
+
+/*
+ * Incremental reader of a file that grows by whole lines.  Fields are
+ * private to perfmap.c; embed the struct, use the functions.
+ */
+struct perfmap_tail {
+	char *path;
+	size_t max_line;
+	bool known;		/* dev and ino describe the file read so far */
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t offset;	/* bytes consumed: up to the last newline */
+	bool skipping;		/* inside a line longer than max_line */
+	uint8_t check[32];	/* the bytes just before offset, to notice a rewrite */
+	size_t check_len;
+	char *buf;
+	size_t cap;
+	uint64_t bytes_read;
+	size_t restarts;
+};
+
+struct perfmap_tail_ops {
+	/* The file was replaced or rewritten: forget what its lines said. */
+	int (*restart)(void *ctx);
+	/*
+	 * One complete line without its newline; line NULL means a line longer
+	 * than max_line was skipped (len is what was seen of it).  A negative
+	 * return stops the read; that line is offered again next time.
+	 */
+	int (*line)(void *ctx, const char *line, size_t len);
+};
+
+/* errno ENOMEM */
+int perfmap_tail__init(struct perfmap_tail *t, const char *path, size_t max_line);
+void perfmap_tail__release(struct perfmap_tail *t);
+
+/*
+ * Offer every complete line appended since the last call.  Returns the
+ * number of lines offered, or a negative errno (open/read, -EINVAL for a
+ * non-regular file, or the first negative return of ops->line or
+ * ops->restart).
+ */
+int perfmap_tail__read(struct perfmap_tail *t, const struct perfmap_tail_ops *ops, void *ctx);
+
+#endif /* ISOPROF_SYMBOLIZE_PERFMAP_H */

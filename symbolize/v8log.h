@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * v8log: the per-isolate code log V8 writes with
+ * --log-code --log-source-code --logfile-per-isolate --logfile=DIR/v8.log,
+ * read incrementally while the process runs.
+ *
+ * Files are named "isolate-0x<isolate address>-<pid>-<basename>", e.g.
+ * isolate-0x55d5c8a0e000-12345-v8.log.  One event per line, fields split
+ * on ',' (see V8-FORMATS.md 2.3, 2.4).  Used here:
+ *   v8-version,<major>,<minor>,<build>,<patch>[,<embedder>],<candidate>
+ *   code-creation,<tag>,<kind>,<time>,0x<start>,<size>,<name>[,0x<sfi>,<marker>]
+ *   code-move,0x<from>,0x<to>           (also bytecode arrays moved by GC)
+ *   code-delete,0x<start>               (legacy)
+ *   script-source,<id>,<name>,<source>
+ *   script-details,<id>,<name>,<line offset>,<column offset>,<sourceMappingURL>
+ * and everything else (sfi-move, code-source-info, tick, new/delete...)
+ * is skipped.
+ *
+ * Escapes: V8 writes ',' as \x2C, '\' as \\, newline as \n, other
+ * non-printable bytes as \xNN and UTF-16 code units above 0xff as \uXXXX.
+ * Decoded text is UTF-8: \uXXXX pairs of surrogates become one code point.
+ * \xNN at or above 0x80 in a String (script names, sources, the script part
+ * of a code name) is a Latin-1 code unit, U+00NN, and is written as UTF-8,
+ * so a decoded source is byte for byte the UTF-8 file that was loaded and
+ * its SHA-256 is that of the file.  V8 writes the debug name of a function
+ * raw (node 20 / V8 11.3: raw UTF-8 and even raw commas), so in code names
+ * raw bytes are kept and a run of \xNN that is valid UTF-8 is kept as those
+ * bytes.  Raw commas in a code name are recovered: the name is whatever
+ * lies between the size and a trailing ",0x<sfi>,<marker>".
+ *
+ * Code ranges: the newest code-creation covering an address wins (as in
+ * perfmap.h, whose index this uses); code-move moves an entry (it becomes
+ * the newest), code-delete and a creation at the same start drop one.
+ *
+ * Reading follows perfmap.h: only complete lines appended since the last
+ * update are read, a rewritten or replaced file starts over, malformed
+ * lines are counted and skipped, never fatal.
+ *
+ * Ownership and lifetime: the log owns every string and struct it hands
+ * out; they stay valid until the next v8log__update(), v8log__parse_buf()
+ * or v8log__free().  Not thread-safe.  Constructors return NULL and set
+ * errno; actions return a count or 0, or a negative errno.
+ */
+#ifndef ISOPROF_SYMBOLIZE_V8LOG_H
+#define ISOPROF_SYMBOLIZE_V8LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sha256.h"
+#include "v8name.h"
+
+/* A script-source line holds a whole script: bundles of tens of MB exist. */
+#define V8LOG_LINE_MAX (512 * 1024 * 1024)
+
+struct v8log;
+
+struct v8log_script {
+	int id;			/* V8's script id, unique within the isolate */
+	const char *name;	/* "" when the log gave none; V8 writes "<unknown>" for unnamed */
+	const char *source;	/* decoded source, NUL-terminated; NULL without script-source */
+	size_t source_len;	/* bytes, without the NUL (a source may contain NULs) */
+	uint8_t sha256[SHA256_DIGEST_LEN];  /* of source[0..source_len); zero without source */
+	char sha256_hex[SHA256_HEX_LEN];    /* "" without source */
+	const char *source_mapping_url;	    /* from script-details; NULL when none */
+	int line_offset;	/* from script-details; 0 otherwise */
+	int column_offset;
+};
+
+struct v8log_sym {
+	uint64_t start;		/* where the code is now (after moves) */
+	uint64_t size;
+	int kind;		/* V8's CodeKind number: version-specific, do not interpret */
+	uint64_t sfi;		/* SharedFunctionInfo address; 0 when the line had none */
+	const char *raw;	/* decoded name field: no tag, no marker */
+	struct v8name name;	/* tag, marker and raw split by v8name__parse_log() */
+};
+
+struct v8log_stats {
+	size_t code;		/* live code entries (v8log__count()) */
+	size_t segments;	/* pieces in the address index */
+	size_t scripts;
+	uint64_t lines;		/* lines read since the (re)start */
+	uint64_t events;	/* lines that were used */
+	size_t malformed;
+	size_t first_malformed_line;	/* 1-based; 0 when none */
+	size_t unmatched_moves;	/* code-move/delete of an address never created */
+	uint64_t offset;	/* bytes of the file consumed */
+	uint64_t bytes_read;	/* bytes read from the file over all updates */
+	size_t restarts;
+	size_t mem_bytes;	/* heap held, script sources included */
+};
+
+/*
+ * A log for path (read by the first v8log__update()); the isolate and pid
+ * come from the file name when it has the per-isolate form (0 otherwise).
+ * path NULL gives a log fed only by v8log__parse_buf().  errno ENOMEM.
+ */
+struct v8log *v8log__new(const char *path);
+void v8log__free(struct v8log *log);
+
+/*
+ * Read the lines appended since the last call.  Returns the number of
+ * events used, or -ENOENT (file gone; what was read stays), -EINVAL (no
+ * path, not a regular file), -ENOMEM, or the errno of open/read.
+ */
+int v8log__update(struct v8log *log);
+
+/* Use the lines of buf[0..len) (a last line without newline included). */
+int v8log__parse_buf(struct v8log *log, const char *buf, size_t len);
+
+uint64_t v8log__isolate(const struct v8log *log);
+pid_t v8log__pid(const struct v8log *log);
+/* "11.3.244.8-node.38"; "" before the v8-version line. */
+const char *v8log__version(const struct v8log *log);
+
+size_t v8log__script_count(const struct v8log *log);
+/* The i-th script in id order, or NULL. */
+const struct v8log_script *v8log__script_at(const struct v8log *log, size_t i);
+/* The script with that id, or NULL. */
+const struct v8log_script *v8log__script(const struct v8log *log, int id);
+
+/* The newest code covering addr: 0, -ENOENT, -ENOMEM. */
+int v8log__lookup(struct v8log *log, uint64_t addr, struct v8log_sym *out);
+
+size_t v8log__count(const struct v8log *log);
+size_t v8log__malformed(const struct v8log *log);
+size_t v8log__first_malformed_line(const struct v8log *log);
+void v8log__stats(const struct v8log *log, struct v8log_stats *st);
+
+/*
+ * Split a per-isolate log file name (a path is fine: only its last
+ * component is read): 0, or -EINVAL when it is not "isolate-<hex>-<pid>-X".
+ */
+int v8log__parse_filename(const char *name, uint64_t *isolate, pid_t *pid);
+
+/*
+ * Paths of the per-isolate logs in dir that belong to pid (pid <= 0: any),
+ * sorted, in a NULL-terminated array to release with v8log__find_free().
+ * NULL with errno (ENOENT, EACCES, ENOMEM...) on failure; no match gives an
+ * empty array.
+ */
+char **v8log__find(const char *dir, pid_t pid);
+void v8log__find_free(char **paths);
+
+#endif /* ISOPROF_SYMBOLIZE_V8LOG_H */

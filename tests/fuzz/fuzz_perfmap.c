@@ -1,0 +1,139 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * libFuzzer target: perf map text fed in two batches, either from memory
+ * (perfmap__parse_buf) or through the file tail reader (a memfd grown
+ * between updates, possibly rewritten); and the newest-wins flattening
+ * checked by brute force.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "perfmap.h"
+
+static volatile size_t sink;
+
+static void check_lookup(struct perfmap *pm, uint64_t addr)
+{
+	struct perfmap_sym sym;
+
+	if (perfmap__lookup(pm, addr, &sym) < 0)
+		return;
+	if (addr < sym.start || addr - sym.start >= sym.size || !sym.raw || !sym.name.function)
+		__builtin_trap();
+	sink += strlen(sym.raw) + strlen(sym.name.function) +
+		(sym.name.script ? strlen(sym.name.script) : 0);
+}
+
+/* Spans from the input in a 256-byte space: flatten must agree with painting. */
+static void check_flatten(const uint8_t *data, size_t size)
+{
+	struct perfmap_span in[32], *out;
+	int winner[256];
+	size_t n = 0, nr_out, i, j;
+	ptrdiff_t f;
+
+	for (i = 0; i + 1 < size && n < 32; i += 2) {
+		in[n].start = data[i];
+		in[n].end = (uint64_t)data[i] + 1 + data[i + 1] % 64;
+		in[n].id = n;
+		n++;
+	}
+	for (i = 0; i < 256; i++)
+		winner[i] = -1;
+	for (i = 0; i < n; i++) {
+		for (j = in[i].start; j < in[i].end && j < 256; j++)
+			winner[j] = (int)i;
+	}
+	for (i = 1; i < n; i++) {
+		struct perfmap_span t = in[i];
+
+		for (j = i; j > 0 && in[j - 1].start > t.start; j--)
+			in[j] = in[j - 1];
+		in[j] = t;
+	}
+	if (perfmap_spans__flatten(in, n, &out, &nr_out) < 0)
+		return;
+	for (i = 0; i < 256; i++) {
+		f = perfmap_spans__find(out, nr_out, i);
+		if ((winner[i] < 0) != (f < 0) || (f >= 0 && (int)out[f].id != winner[i]))
+			__builtin_trap();
+	}
+	free(out);
+}
+
+static struct perfmap *through_file(const uint8_t *data, size_t size, size_t cut, bool rewrite)
+{
+	struct perfmap *pm = NULL;
+	char path[64];
+	int fd;
+
+	fd = memfd_create("perfmap-fuzz", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	pm = perfmap__new(path);
+	if (!pm || write(fd, data, cut) != (ssize_t)cut)
+		goto out;
+	perfmap__update(pm);
+	if (rewrite && ftruncate(fd, 0) < 0)
+		goto out;
+	if (write(fd, data + cut, size - cut) != (ssize_t)(size - cut))
+		goto out;
+	perfmap__update(pm);
+	perfmap__update(pm);
+out:
+	close(fd);
+	return pm;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct perfmap_stats st;
+	struct perfmap *pm;
+	size_t cut, i;
+	uint8_t mode;
+
+	if (size < 2)
+		return 0;
+	mode = data[0];
+	cut = size > 2 ? data[1] % (size - 2) : 0;
+	data += 2;
+	size -= 2;
+	check_flatten(data, size);
+
+	if (mode & 1) {
+		pm = through_file(data, size, cut, mode & 2);
+	} else {
+		pm = perfmap__new(NULL);
+		if (pm) {
+			perfmap__parse_buf(pm, (const char *)data, cut);
+			perfmap__parse_buf(pm, (const char *)data + cut, size - cut);
+		}
+	}
+	if (!pm)
+		return 0;
+	perfmap__stats(pm, &st);
+	if (st.entries != perfmap__count(pm) || st.entries > st.lines || st.segments < st.entries ||
+	    (st.malformed && !st.first_malformed_line) || st.first_malformed_line > st.lines)
+		__builtin_trap();
+	/* Lookups at every line start and at addresses taken from the input. */
+	for (i = 0; i < size; i++) {
+		if (i == 0 || data[i - 1] == '\n')
+			check_lookup(pm, strtoull((const char *)data + i, NULL, 16));
+	}
+	for (i = 0; i + 8 <= size && i < 256; i += 8) {
+		uint64_t a;
+
+		memcpy(&a, data + i, 8);
+		check_lookup(pm, a);
+		check_lookup(pm, a & 0xffff);
+	}
+	perfmap__free(pm);
+	return 0;
+}

@@ -1,0 +1,193 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * discover: the V8 runtime processes on this host, recognized by what their
+ * binaries contain, not by their names (SPEC §4, §6 `isoprof targets`).
+ *
+ * A process is a V8 runtime when its executable, or failing that one of the
+ * objects it maps (libnode.so), defines v8::internal::g_current_isolate_
+ * (`_ZN2v88internal18g_current_isolate_E`, a TLS variable in V8 >= 13) or,
+ * for older V8, a v8::internal::Isolate member (`_ZN2v88internal7Isolate`).
+ * That object is then
+ *   workerd  when it defines `_ZN7workerd...` (workerd:: code);
+ *   node     when it defines node_module_register or `_ZN4node...`;
+ *   v8       otherwise (another embedder).
+ * Versions are read from the binary, never by running it: node's from the
+ * inspector's "node.js/vX.Y.Z" string in .rodata (the /json/version
+ * reply), else from its release URL; workerd's from the RELEASE_VERSION
+ * blob it embeds (the date `workerd --version` prints).
+ *
+ * Each distinct binary, by (device, inode), is opened once per scan, through
+ * /proc/PID/exe or /proc/PID/map_files, so processes in other mount
+ * namespaces work.  Only /proc/PID/{stat,status,cmdline,maps,fd,net} are
+ * read: never environ, which may hold secrets.
+ *
+ * Paths: exe and the TLS object are as the process sees them.  Perf map
+ * and code log paths are openable from here: as the process names them when
+ * it shares our mount namespace, else under /proc/PID/root.
+ *
+ * Errors: actions return 0 or a negative errno; nothing prints.  A process
+ * that cannot be inspected (permission, or it exited mid-scan) is skipped
+ * and counted, never a reason to fail the scan.
+ *
+ * Ownership: discover__scan() hands out one struct discover_list; every
+ * string and array in it belongs to it until discover__free().
+ */
+#ifndef ISOPROF_USER_DISCOVER_H
+#define ISOPROF_USER_DISCOVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define DISCOVER_TLS_SYMBOL "_ZN2v88internal18g_current_isolate_E"
+
+enum discover_runtime {
+	DISCOVER_V8,		/* some other V8 embedder */
+	DISCOVER_NODE,
+	DISCOVER_WORKERD,
+};
+
+/* "v8", "node", "workerd" */
+const char *discover__runtime_name(enum discover_runtime rt);
+
+/* Where the current isolate lives, for reading it from BPF (SPEC §3). */
+struct discover_tls {
+	bool found;		/* the object defines DISCOVER_TLS_SYMBOL */
+	bool in_executable;	/* ... and it is the main executable */
+	bool supported;		/* tp_offset is valid (found, in the executable, PT_TLS) */
+	char *object;		/* path of the object holding V8, as the process sees it */
+	uint64_t load_bias;	/* runtime address minus ELF address of that object */
+	bool load_bias_known;
+	uint64_t st_value;	/* the symbol's offset in the TLS segment */
+	uint64_t tls_memsz, tls_align;
+	int64_t tp_offset;	/* &g_current_isolate_ - thread pointer (x86-64, variant II) */
+	const char *why_unsupported;	/* static text when !supported */
+};
+
+struct discover_code_log {
+	char *path;		/* openable from here */
+	uint64_t isolate;	/* from the file name */
+	uint64_t size;		/* bytes, when stat succeeded */
+	bool open;		/* held open by the process (V8 is writing it) */
+};
+
+struct discover_proc {
+	pid_t pid;
+	pid_t nspid;		/* the pid in its own namespace (last of NSpid:) */
+	char comm[17];
+	char *exe;		/* /proc/PID/exe's target */
+	enum discover_runtime runtime;
+	char *version;		/* "v20.20.2", "2026-11-17", or "unknown" */
+	char *build_id;		/* of the object holding V8; "" when it has none */
+	struct discover_tls tls;
+
+	char *perf_map;		/* where V8 writes (or would write) its perf map */
+	bool perf_map_exists;
+	bool perf_map_open;	/* the process holds it open */
+
+	struct discover_code_log *logs;	/* sorted by path */
+	size_t nr_logs;
+
+	char **listening;	/* HOST:PORT of its listening TCP sockets */
+	size_t nr_listening;
+	char *inspector;	/* HOST:PORT of its inspector, or NULL */
+	char *inspector_flag;	/* HOST:PORT its command line asks for, or NULL */
+};
+
+/* A pid that was asked for and is not in the list. */
+struct discover_miss {
+	pid_t pid;
+	int err;	/* -ESRCH gone, -EACCES/-EPERM denied, -ENOEXEC not a V8 runtime,
+			 * -EINVAL kernel thread */
+};
+
+struct discover_list {
+	struct discover_proc *procs;	/* sorted by pid */
+	size_t nr;
+	size_t scanned;			/* processes looked at */
+	size_t skipped_denied;		/* not readable by us */
+	size_t skipped_exited;		/* gone during the scan */
+	size_t binaries;		/* distinct objects opened */
+	struct discover_miss *misses;	/* only when pids were given */
+	size_t nr_misses;
+};
+
+/*
+ * Scan every process (pids NULL) or the nr_pids given.  0 and *out set, or
+ * -ENOMEM, or the errno of opening /proc.
+ */
+int discover__scan(const pid_t *pids, size_t nr_pids, struct discover_list **out);
+
+void discover__free(struct discover_list *list);
+
+/*
+ * Pure helpers, exposed for the tests.
+ */
+
+/* A listening or other socket from a /proc/net/tcp{,6} row. */
+struct discover_sock {
+	char addr[46];		/* numeric, no brackets: "127.0.0.1", "::1" */
+	unsigned int port;
+	unsigned int state;	/* 0x0A is LISTEN */
+	uint64_t inode;
+	bool v6;
+};
+
+/* One row of /proc/net/tcp (v6 false) or tcp6.  0, or -EINVAL (header, malformed). */
+int discover__parse_tcp_line(const char *line, bool v6, struct discover_sock *out);
+
+/* The last pid of the "NSpid:" line in status text; -ENOENT when there is none. */
+int discover__parse_nspid(const char *status, pid_t *nspid);
+
+/*
+ * comm and flags from /proc/PID/stat text (the comm may hold spaces and
+ * parentheses).  0 or -EINVAL.
+ */
+int discover__parse_stat(const char *stat, char comm[17], unsigned long *flags);
+
+/*
+ * A V8 per-isolate log name, "isolate-0x<hex>-<pid>-<rest>" (a path is
+ * allowed: its last component is parsed).  0, or -EINVAL.
+ */
+int discover__parse_code_log_name(const char *name, uint64_t *isolate, pid_t *pid);
+
+/*
+ * The inspector address a command line (argc NUL-terminated strings, as in
+ * /proc/PID/cmdline) asks for.  workerd: --inspector-addr=ADDR,
+ * --inspector-addr ADDR, -i ADDR, -iADDR (port 9229 by default).  node:
+ * --inspect[=ADDR], --inspect-brk[=ADDR], --inspect-wait[=ADDR],
+ * --inspect-port=ADDR and --debug-port=ADDR, before the script or --;
+ * ADDR is [HOST:]PORT or HOST, and 127.0.0.1:9229 the default.
+ * 1 when a flag names it, 0 when not (host and port then hold node's
+ * default, or "" and 0 for other runtimes); host is numeric or a name,
+ * without brackets.
+ */
+int discover__parse_inspector_flag(enum discover_runtime rt, const char *cmdline, size_t len,
+				   char *host, size_t host_len, unsigned int *port);
+
+/* "HOST:PORT", with brackets around an IPv6 host.  0 or -ENOSPC. */
+int discover__format_hostport(const char *host, unsigned int port, char *buf, size_t len);
+
+/*
+ * Whether a listening socket serves host:port: same port, and the same
+ * address, or either side a wildcard ("", "*", "0.0.0.0", "::"), or
+ * "localhost" against a loopback address.
+ */
+bool discover__sock_matches(const struct discover_sock *sock, const char *host,
+			    unsigned int port);
+
+/*
+ * node's version in the bytes of its .rodata: "v20.20.2".  0, or -ENOENT.
+ */
+int discover__node_version(const char *buf, size_t len, char *out, size_t out_len);
+
+/*
+ * &var - thread pointer for a TLS variable of the main executable on
+ * x86-64 (variant II, glibc's layout): st_value - round_up(memsz, align),
+ * with glibc's correction for a segment whose vaddr is not aligned.
+ */
+int64_t discover__tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align,
+			    uint64_t vaddr);
+
+#endif /* ISOPROF_USER_DISCOVER_H */
