@@ -42,6 +42,29 @@ struct {
  */
 const volatile __u64 wakeup_bytes = 4 << 20;
 
+/*
+ * The V8 isolate the sampled thread has entered: the thread-local
+ * v8::internal::g_current_isolate_, at a fixed offset from the thread
+ * pointer that userspace computed from the runtime's ELF TLS segment.
+ */
+static __always_inline int read_isolate(const struct isoprof_target *target, __u64 *isolate)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 tp;
+
+#if defined(__TARGET_ARCH_x86)
+	tp = BPF_CORE_READ(task, thread.fsbase);
+#elif defined(__TARGET_ARCH_arm64)
+	tp = BPF_CORE_READ(task, thread.uw.tp_value);
+#else
+	return -1;
+#endif
+	if (!tp)
+		return -1;
+	return bpf_probe_read_user(isolate, sizeof(*isolate),
+				   (void *)(tp + target->isolate_tls_offset));
+}
+
 /* x86-64 and arm64 kernels live in the upper half of the address space. */
 static __always_inline bool in_kernel(struct bpf_perf_event_data *ctx)
 {
@@ -79,6 +102,10 @@ int isoprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	s->tid = (__u32)pid_tgid;
 	s->cpu = bpf_get_smp_processor_id();
 	s->flags = 0;
+	if ((target->flags & ISOPROF_TARGET_READ_ISOLATE) && read_isolate(target, &s->isolate)) {
+		s->isolate = 0;
+		s->flags |= ISOPROF_SAMPLE_ISOLATE_READ_FAILED;
+	}
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 
 	/* A user-mode tick has no kernel stack; asking costs 0.25 us. */

@@ -48,8 +48,8 @@ struct perfmap {
 	size_t nr_segs;
 	size_t nr_live;
 
-	struct pm_parsed **parsed;	/* per entry, lazily; NULL when dropped */
-	size_t nr_parsed;		/* entries parsed[] was sized for */
+	struct pm_parsed **parsed;	/* per entry, filled on first lookup */
+	size_t nr_parsed;		/* entries parsed[] has room for */
 	size_t added;			/* entries added by the current call */
 
 	uint64_t lines;
@@ -249,7 +249,6 @@ static int tail_grow(struct perfmap_tail *t, uint64_t pending)
 			cap = TAIL_CHUNK_MIN;
 	}
 	buf = realloc(t->buf, cap);
-
 	if (!buf)
 		return -ENOMEM;
 	t->buf = buf;
@@ -260,6 +259,7 @@ static int tail_grow(struct perfmap_tail *t, uint64_t pending)
 int perfmap_tail__read(struct perfmap_tail *t, const struct perfmap_tail_ops *ops, void *ctx)
 {
 	size_t have = 0, scan, start, nlines = 0;
+	bool same_file = false;
 	struct stat st;
 	int fd, err = 0;
 	ssize_t n;
@@ -287,10 +287,13 @@ int perfmap_tail__read(struct perfmap_tail *t, const struct perfmap_tail_ops *op
 	t->known = true;
 	t->dev = (uint64_t)st.st_dev;
 	t->ino = (uint64_t)st.st_ino;
+	same_file = true;
 
 	for (;;) {
 		if (have == t->cap) {
-			err = tail_grow(t, (uint64_t)st.st_size > t->offset ? (uint64_t)st.st_size - t->offset : 0);
+			uint64_t size = (uint64_t)st.st_size;
+
+			err = tail_grow(t, size > t->offset ? size - t->offset : 0);
 			if (err < 0)
 				goto out;
 		}
@@ -346,12 +349,15 @@ int perfmap_tail__read(struct perfmap_tail *t, const struct perfmap_tail_ops *op
 		have -= start;
 	}
 
-	t->check_len = t->offset < sizeof(t->check) ? (size_t)t->offset : sizeof(t->check);
-	if (t->check_len &&
-	    pread_full(fd, t->check, t->check_len, t->offset - t->check_len) != (ssize_t)t->check_len)
-		t->check_len = 0;
 	err = nlines > INT_MAX ? INT_MAX : (int)nlines;
 out:
+	/* Also after an error part-way: the offset may have moved. */
+	if (same_file) {
+		t->check_len = t->offset < sizeof(t->check) ? (size_t)t->offset : sizeof(t->check);
+		if (t->check_len && pread_full(fd, t->check, t->check_len,
+					       t->offset - t->check_len) != (ssize_t)t->check_len)
+			t->check_len = 0;
+	}
 	free(t->buf);
 	t->buf = NULL;
 	t->cap = 0;
@@ -477,7 +483,10 @@ static int span_cmp(const void *a, const void *b)
 	return 0;
 }
 
-/* Drop dead entries and their names; entry order (age) is kept. */
+/*
+ * Drop dead entries and their names; entry order (age) is kept.  Failing
+ * leaves everything as it was: compaction is only about memory.
+ */
 static int compact(struct perfmap *pm, size_t live_names)
 {
 	size_t *remap, r, w = 0, off = 0;
@@ -493,9 +502,20 @@ static int compact(struct perfmap *pm, size_t live_names)
 	for (r = 0; r < pm->nr; r++) {
 		struct pm_entry *e = &pm->entries[r];
 
-		if (!e->live)
+		if (!e->live) {
+			if (r < pm->nr_parsed) {
+				free(pm->parsed[r]);
+				pm->parsed[r] = NULL;
+			}
 			continue;
+		}
 		memcpy(names + off, pm->names + e->name, (size_t)e->name_len + 1);
+		if (r < pm->nr_parsed) {
+			struct pm_parsed *parsed = pm->parsed[r];
+
+			pm->parsed[r] = NULL;
+			pm->parsed[w] = parsed;
+		}
 		pm->entries[w] = *e;
 		pm->entries[w].name = off;
 		off += (size_t)e->name_len + 1;
@@ -535,7 +555,6 @@ static int reindex(struct perfmap *pm)
 
 	if (!k)
 		return 0;
-	drop_parsed(pm);
 	in = malloc((pm->nr_segs + k) * sizeof(*in));
 	if (!in)
 		return -ENOMEM;
@@ -555,8 +574,7 @@ static int reindex(struct perfmap *pm)
 	i = 0;
 	j = pm->nr_segs;
 	while (i < pm->nr_segs || j < pm->nr_segs + k) {
-		if (j == pm->nr_segs + k ||
-		    (i < pm->nr_segs && pm->segs[i].start <= in[j].start))
+		if (j == pm->nr_segs + k || (i < pm->nr_segs && pm->segs[i].start <= in[j].start))
 			in[nr_in++] = pm->segs[i++];
 		else
 			in[nr_in++] = in[j++];
@@ -586,7 +604,7 @@ static int reindex(struct perfmap *pm)
 	}
 	pm->nr_live = pm->nr - dead;
 	if (dead * 2 > pm->nr || dead_names * 2 > pm->names_len)
-		return compact(pm, live_names);
+		compact(pm, live_names);
 	return 0;
 }
 
@@ -707,10 +725,13 @@ int perfmap__lookup(struct perfmap *pm, uint64_t addr, struct perfmap_sym *out)
 		return -ENOENT;
 	id = pm->segs[i].id;
 	e = &pm->entries[id];
-	if (!pm->parsed) {
-		pm->parsed = calloc(pm->nr, sizeof(*pm->parsed));
-		if (!pm->parsed)
+	if (pm->nr_parsed < pm->nr) {
+		struct pm_parsed **grown = realloc(pm->parsed, pm->nr * sizeof(*grown));
+
+		if (!grown)
 			return -ENOMEM;
+		memset(grown + pm->nr_parsed, 0, (pm->nr - pm->nr_parsed) * sizeof(*grown));
+		pm->parsed = grown;
 		pm->nr_parsed = pm->nr;
 	}
 	parsed = pm->parsed[id];

@@ -327,8 +327,10 @@ static size_t unescape(const char *in, size_t n, char *out, enum esc_mode mode)
 			if (n - i < 6 || (v = hex_n(in + i + 2, 4)) < 0)
 				break;
 			i += 6;
+			/* A high surrogate and a low one: one code point. */
 			if (v >= 0xd800 && v <= 0xdbff && n - i >= 6 && in[i] == '\\' &&
-			    in[i + 1] == 'u' && (w = hex_n(in + i + 2, 4)) >= 0xdc00 && w <= 0xdfff) {
+			    in[i + 1] == 'u' && (w = hex_n(in + i + 2, 4)) >= 0xdc00 &&
+			    w <= 0xdfff) {
 				v = 0x10000 + ((v - 0xd800) << 10) + (w - 0xdc00);
 				i += 6;
 			}
@@ -396,31 +398,8 @@ static void hash_insert(struct vl_slot *tab, size_t cap, uint64_t key, size_t va
 	tab[i].val = val;
 }
 
-/* Rebuild with room for want entries (from the live code, after compaction). */
-static int hash_rebuild(struct v8log *log, size_t want)
-{
-	size_t cap = 16, i;
-	struct vl_slot *tab;
-
-	while (cap < want * 2)
-		cap *= 2;
-	tab = calloc(cap, sizeof(*tab));
-	if (!tab)
-		return -ENOMEM;
-	log->hash_nr = 0;
-	for (i = 0; i < log->nr; i++) {
-		if (!log->code[i].live)
-			continue;
-		hash_insert(tab, cap, log->code[i].start, i + 1);
-		log->hash_nr++;
-	}
-	free(log->hash);
-	log->hash = tab;
-	log->hash_cap = cap;
-	return 0;
-}
-
-static int hash_put(struct v8log *log, uint64_t key, size_t val)
+/* Room for one more key, so that the hash_put() after it cannot fail. */
+static int hash_reserve(struct v8log *log)
 {
 	if ((log->hash_nr + 1) * 2 > log->hash_cap) {
 		size_t cap = log->hash_cap ? log->hash_cap * 2 : 1024, i;
@@ -436,10 +415,14 @@ static int hash_put(struct v8log *log, uint64_t key, size_t val)
 		log->hash = tab;
 		log->hash_cap = cap;
 	}
+	return 0;
+}
+
+static void hash_put(struct v8log *log, uint64_t key, size_t val)
+{
 	if (!hash_get(log, key))
 		log->hash_nr++;
 	hash_insert(log->hash, log->hash_cap, key, val);
-	return 0;
 }
 
 /* Linear probing: shift later members of the cluster back instead of tombstones. */
@@ -570,7 +553,8 @@ static int ev_code_creation(struct v8log *log, const char *p, const char *end)
 		c1 = memrchr(name.s, ',', (size_t)(c2 - name.s));
 		sfi_f.s = c1 ? c1 + 1 : NULL;
 		sfi_f.n = c1 ? (size_t)(c2 - c1 - 1) : 0;
-		if (c1 && sfi_f.n > 2 && sfi_f.s[0] == '0' && sfi_f.s[1] == 'x' && fld_hex(&sfi_f, &sfi)) {
+		if (c1 && sfi_f.n > 2 && sfi_f.s[0] == '0' && sfi_f.s[1] == 'x' &&
+		    fld_hex(&sfi_f, &sfi)) {
 			marker.s = c2 + 1;
 			marker.n = (size_t)(name.s + name.n - marker.s);
 			name.n = (size_t)(c1 - name.s);
@@ -578,13 +562,16 @@ static int ev_code_creation(struct v8log *log, const char *p, const char *end)
 	}
 
 	/* Whatever started here before is gone: code objects do not overlap. */
-	drop_at(log, start);
-	if (!size)
-		return 1;	/* covers nothing */
+	if (!size) {
+		drop_at(log, start);
+		return 1;	/* and this covers nothing */
+	}
 	dec = decode(log, &name, ESC_CODE_NAME, &len);
 	if (!dec || len > UINT32_MAX || code_reserve(log, f[0].n + 1 + len + 1) < 0 ||
-	    hash_put(log, start, log->nr + 1) < 0)
+	    hash_reserve(log) < 0)
 		return -ENOMEM;
+	drop_at(log, start);
+	hash_put(log, start, log->nr + 1);
 	e = &log->code[log->nr];
 	e->start = start;
 	e->size = size;
@@ -629,12 +616,11 @@ static int ev_code_move(struct v8log *log, const char *p, const char *end)
 		goto bad;
 	if (from == to)
 		return 1;
-	if (code_reserve(log, 0) < 0)
+	if (code_reserve(log, 0) < 0 || hash_reserve(log) < 0)
 		return -ENOMEM;
 	drop_at(log, from);
 	drop_at(log, to);
-	if (hash_put(log, to, log->nr + 1) < 0)
-		return -ENOMEM;
+	hash_put(log, to, log->nr + 1);
 	/* The moved code is the newest at its new place: a new entry, same name. */
 	log->code[idx - 1].moved = true;
 	copy.start = to;
@@ -706,7 +692,8 @@ static struct vl_script *script_get(struct v8log *log, int id, bool create)
 	s->pub.name = "";
 	s->pub.sha256_hex[0] = '\0';
 	/* Ids grow as V8 compiles, so this is an append but for odd logs. */
-	memmove(log->scripts + lo + 1, log->scripts + lo, (log->nr_scripts - lo) * sizeof(*log->scripts));
+	memmove(log->scripts + lo + 1, log->scripts + lo,
+		(log->nr_scripts - lo) * sizeof(*log->scripts));
 	log->scripts[lo] = s;
 	log->nr_scripts++;
 	return s;
@@ -821,9 +808,13 @@ static int parse_line(struct v8log *log, const char *line, size_t len)
 	ev.n = (size_t)((comma ? comma : end) - line);
 	rest = comma ? comma + 1 : end;
 	if (!comma) {
-		/* Every event has fields; a bare word is a cut or foreign line. */
-		if (len)
-			note_malformed(log);
+		/* A few events have no fields ("shared-library-end"); anything else is junk. */
+		for (size_t i = 0; i < len; i++) {
+			if (!((line[i] >= 'a' && line[i] <= 'z') || line[i] == '-')) {
+				note_malformed(log);
+				break;
+			}
+		}
 		return 0;
 	}
 	if (fld_is(&ev, "code-creation"))
@@ -860,28 +851,49 @@ static int span_cmp(const void *a, const void *b)
 	return 0;
 }
 
+/*
+ * Drop dead entries and their names, keep the order (age).  Everything is
+ * allocated first: failing leaves all as it was, compaction is only about
+ * memory.
+ */
 static int compact(struct v8log *log, size_t live_names)
 {
-	size_t *remap, r, w = 0, off = 0;
+	size_t *remap, r, w = 0, off = 0, cap = 16;
+	struct vl_slot *hash;
 	char *names;
 
+	while (cap < log->nr_live * 2)
+		cap *= 2;
 	remap = malloc(log->nr * sizeof(*remap));
 	names = malloc(live_names ? live_names : 1);
-	if (!remap || !names) {
+	hash = calloc(cap, sizeof(*hash));
+	if (!remap || !names || !hash) {
 		free(remap);
 		free(names);
+		free(hash);
 		return -ENOMEM;
 	}
 	for (r = 0; r < log->nr; r++) {
 		struct vl_code *e = &log->code[r];
 		size_t bytes = (size_t)e->tag_len + 1 + e->name_len + 1;
 
+		if (r < log->nr_parsed && !e->live) {
+			free(log->parsed[r]);
+			log->parsed[r] = NULL;
+		}
 		if (!e->live)
 			continue;
+		if (r < log->nr_parsed) {
+			struct vl_parsed *parsed = log->parsed[r];
+
+			log->parsed[r] = NULL;
+			log->parsed[w] = parsed;
+		}
 		memcpy(names + off, log->names + e->name, bytes);
 		log->code[w] = *e;
 		log->code[w].name = off;
 		off += bytes;
+		hash_insert(hash, cap, e->start, w + 1);
 		remap[r] = w++;
 	}
 	for (r = 0; r < log->nr_segs; r++)
@@ -890,17 +902,21 @@ static int compact(struct v8log *log, size_t live_names)
 	free(log->names);
 	log->names = names;
 	log->names_len = log->names_cap = live_names;
+	free(log->hash);
+	log->hash = hash;
+	log->hash_cap = cap;
+	log->hash_nr = w;
 	log->nr = log->nr_indexed = w;
 	if (log->cap > 1024 && log->cap / 4 > log->nr) {
-		size_t cap = log->nr * 2 > 1024 ? log->nr * 2 : 1024;
-		struct vl_code *code = realloc(log->code, cap * sizeof(*code));
+		size_t ncap = log->nr * 2 > 1024 ? log->nr * 2 : 1024;
+		struct vl_code *code = realloc(log->code, ncap * sizeof(*code));
 
 		if (code) {
 			log->code = code;
-			log->cap = cap;
+			log->cap = ncap;
 		}
 	}
-	return hash_rebuild(log, w);
+	return 0;
 }
 
 /*
@@ -918,7 +934,6 @@ static int reindex(struct v8log *log)
 
 	if (log->nr_indexed == log->nr && !log->dropped)
 		return 0;
-	drop_parsed(log);
 	in = malloc((log->nr_segs + log->nr - log->nr_indexed + 1) * sizeof(*in));
 	if (!in)
 		return -ENOMEM;
@@ -983,7 +998,7 @@ static int reindex(struct v8log *log)
 	}
 	log->nr_live = log->nr - dead;
 	if (dead * 2 > log->nr || dead_names * 2 > log->names_len)
-		return compact(log, live_names);
+		compact(log, live_names);
 	return 0;
 }
 
@@ -1153,10 +1168,13 @@ int v8log__lookup(struct v8log *log, uint64_t addr, struct v8log_sym *out)
 	e = &log->code[id];
 	tag = log->names + e->name;
 	name = tag + e->tag_len + 1;
-	if (!log->parsed) {
-		log->parsed = calloc(log->nr, sizeof(*log->parsed));
-		if (!log->parsed)
+	if (log->nr_parsed < log->nr) {
+		struct vl_parsed **grown = realloc(log->parsed, log->nr * sizeof(*grown));
+
+		if (!grown)
 			return -ENOMEM;
+		memset(grown + log->nr_parsed, 0, (log->nr - log->nr_parsed) * sizeof(*grown));
+		log->parsed = grown;
 		log->nr_parsed = log->nr;
 	}
 	parsed = log->parsed[id];
@@ -1214,7 +1232,8 @@ void v8log__stats(const struct v8log *log, struct v8log_stats *st)
 		const struct vl_script *s = log->scripts[i];
 
 		st->mem_bytes += sizeof(*s) + (s->source ? s->pub.source_len + 1 : 0) +
-				 (s->name ? strlen(s->name) + 1 : 0) + (s->url ? strlen(s->url) + 1 : 0);
+				 (s->name ? strlen(s->name) + 1 : 0) +
+				 (s->url ? strlen(s->url) + 1 : 0);
 	}
 	if (log->has_file) {
 		st->offset = log->tail.offset;

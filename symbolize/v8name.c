@@ -101,6 +101,20 @@ static const char *marker_str(enum v8name_tier tier, bool context_specialized)
 	return "";
 }
 
+static const char *osr_marker_str(enum v8name_tier tier, bool context_specialized)
+{
+	switch (tier) {
+	case V8NAME_TIER_BASELINE:
+		return "o^";
+	case V8NAME_TIER_MAGLEV:
+		return context_specialized ? "o+'" : "o+";
+	case V8NAME_TIER_TURBOFAN:
+		return context_specialized ? "o*'" : "o*";
+	default:
+		return "";
+	}
+}
+
 const char *v8name_kind__str(enum v8name_kind kind)
 {
 	switch (kind) {
@@ -146,6 +160,7 @@ static void reset(struct v8name *out)
 	out->kind = V8NAME_UNKNOWN;
 	out->tier = V8NAME_TIER_NONE;
 	out->context_specialized = false;
+	out->osr = false;
 	out->tag = "";
 	out->marker = "";
 	out->function = "";
@@ -225,7 +240,7 @@ static bool looks_like_script(const char *s, size_t n)
 enum split_mode {
 	SPLIT_V8,		/* a JS or Script name as V8 composes it */
 	SPLIT_NEEDS_POSITION,	/* untagged: only a full "name script:pos" is split */
-	SPLIT_BARE_SCRIPT,	/* v8.log Script/Eval: a name without blank or position is the script */
+	SPLIT_BARE_SCRIPT,	/* v8.log Script/Eval: a bare name is the script */
 };
 
 /* "debugname script:line:col" and its variants, see v8name.h. */
@@ -262,16 +277,16 @@ static void split_function(const char *s, size_t n, enum split_mode mode, struct
 		if (!sp)
 			sp = find_last(s, m, " ", 1);
 	}
+	if (!pos && mode == SPLIT_BARE_SCRIPT && sp != s) {
+		/* v8.log writes a top-level script as just its name. */
+		out->script = put(bufp, s, n);
+		return;
+	}
 	/*
 	 * V8 writes a blank before the script even when the debug name is
 	 * empty, so a leading blank is a split; elsewhere, without a position,
 	 * a blank may just be part of a name ("get foo").
 	 */
-	if (!pos && mode == SPLIT_BARE_SCRIPT && !(m && s[0] == ' ')) {
-		/* v8.log writes a top-level script as just its name. */
-		out->script = put(bufp, s, n);
-		return;
-	}
 	if (!sp || (!pos && (mode == SPLIT_NEEDS_POSITION ||
 			     (sp != s && !looks_like_script(sp + 1, (size_t)(s + m - sp - 1)))))) {
 		/* Not a "name script" form: the position, if any, was part of the name. */
@@ -360,13 +375,19 @@ int v8name__parse(const char *raw, size_t len, struct v8name *out, char *buf, si
 	if ((out->kind == V8NAME_JS || out->kind == V8NAME_SCRIPT) && p < end) {
 		size_t mlen = 0;
 
+		/* newer V8 marks on-stack-replacement code with a leading 'o': "o+", "o*'" */
+		if (p + 1 < end && *p == 'o' && (p[1] == '^' || p[1] == '+' || p[1] == '*')) {
+			out->osr = true;
+			p++;
+		}
 		if (p + 1 < end && (*p == '+' || *p == '*') && p[1] == '\'')
 			mlen = 2;
 		else if (*p == '~' || *p == '^' || *p == '+' || *p == '*' || *p == '-')
 			mlen = 1;
 		if (mlen) {
 			v8name__marker_tier(p, mlen, &out->tier, &out->context_specialized);
-			out->marker = marker_str(out->tier, out->context_specialized);
+			out->marker = out->osr ? osr_marker_str(out->tier, out->context_specialized) :
+						 marker_str(out->tier, out->context_specialized);
 			p += mlen;
 		}
 	}
@@ -386,9 +407,16 @@ int v8name__parse_log(const char *tag, const char *marker, const char *name, siz
 		tag = "";
 	out->tag = tag;
 	out->kind = v8name__tag_kind(tag, strlen(tag));
+	if (marker && marker[0] == 'o' && marker[1]) {
+		out->osr = true;
+		marker++;
+	}
 	if (marker && v8name__marker_tier(marker, strlen(marker), &out->tier,
 					  &out->context_specialized))
-		out->marker = marker_str(out->tier, out->context_specialized);
+		out->marker = out->osr ? osr_marker_str(out->tier, out->context_specialized) :
+					 marker_str(out->tier, out->context_specialized);
+	else
+		out->osr = false;
 	parse_body(name, len, true, out, &b);
 	return 0;
 }

@@ -10,6 +10,7 @@
  *   JS:*fib /srv/app/index.js:12:14     tag, marker, debug name, script:line:col
  *   JS:~ file.js:3:10                   anonymous function (empty debug name)
  *   JS:+'foo w.js:1:1                   context-specialized Maglev code
+ *   JS:o*foo w.js:1:1                   on-stack-replacement code (V8 >= ~13)
  *   JS:~get foo /srv/a.js:9:3           debug names may contain spaces
  *   Script:~ /srv/app.js                top-level code; newer V8 omits line:col
  *   Eval:~ [eval]:1:1                   top-level code of eval / wrapped code
@@ -74,8 +75,9 @@ struct v8name {
 	enum v8name_kind kind;
 	enum v8name_tier tier;
 	bool context_specialized;  /* the marker ends with ' */
+	bool osr;		   /* on-stack replacement code: newer V8 writes "o+", "o*" */
 	const char *tag;	   /* "JS", "Builtin", "LazyCompile"...; "" when none */
-	const char *marker;	   /* "", "~", "^", "+", "+'", "*", "*'", "-" */
+	const char *marker;	   /* "", "~", "^", "+", "+'", "*", "*'", "-", or "o" + a tier */
 	const char *function;	   /* debug name, builtin name, regexp source; "" when anonymous */
 	const char *script;	   /* script name; NULL when none */
 	const char *regexp_flags;  /* flags of a newest-form RegExp; "" otherwise */

@@ -7,7 +7,7 @@
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
-ISOPROF=${ISOPROF:-$TOP/build/asan/isoprof}
+ISOPROF=$(realpath "${ISOPROF:-$TOP/build/asan/isoprof}")
 FIXTURES=${FIXTURES:-$BUILD/fixtures}
 RESULTS=${RESULTS:-/dev/null}
 TEST_TMP=${TEST_TMP:-$(mktemp -d /tmp/isoprof-test.XXXXXX)}

@@ -16,12 +16,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "caps.h"
 #include "commands.h"
+#include "attribution.h"
 #include "cpu_profile.h"
+#include "discover.h"
+#include "frames.h"
+#include "isolates.h"
+#include "v8log.h"
 #include "sample_store.h"
 #include "sampler.h"
 #include "symbolizer.h"
@@ -35,6 +41,8 @@
 
 struct target_state {
 	pid_t pid;
+	const struct discover_proc *v8;	/* NULL: not a V8 runtime */
+	struct isoprof_target bpf;
 	char comm[64];
 	bool exited;
 	uint64_t exited_after_ns;
@@ -50,6 +58,10 @@ struct record_env {
 	bool raw;
 	bool quiet;
 	bool bpf_stats;
+	const char *out_dir;
+	const char *script;
+	const char *version;
+	const char *version_labels;
 };
 
 struct capture {
@@ -59,6 +71,14 @@ struct capture {
 	struct sample_store *store;
 	struct sampler *sampler;
 	struct symbolizer *sym;
+	struct discover_list *discovered;
+	struct isolate_registry *isolates;
+	struct frame_table *ft;
+	struct attribution attr;
+	bool *selected;			/* per attribution group: written? */
+	struct cpu_profile_stats stats;	/* over every profile written */
+	size_t nwritten;
+	char first_written[PATH_MAX];
 	int store_err;
 	uint64_t window_start_ns, window_end_ns;
 	struct timespec wall_start;
@@ -74,12 +94,22 @@ static void on_signal(int sig)
 }
 
 static const struct argp_option record_options[] = {
-	{ "pid", 'p', "PID", 0, "Process to sample (all its threads); repeatable", 0 },
+	{ "pid", 'p', "PID", 0,
+	  "Process to sample (all its threads); repeatable.  Default: every V8 runtime", 0 },
 	{ "duration-ms", 'd', "MS", 0, "Length of the window, 1000..50000 (default 10000)", 0 },
 	{ "frequency", 'F', "HZ", 0, "Samples per second per CPU (default 1000)", 0 },
 	{ "output", 'o', "FILE", 0, "Profile to write (default isoprof-cpu.pb.gz)", 0 },
 	{ "raw", 'r', NULL, 0, "Write uncompressed protobuf instead of gzip", 0 },
 	{ "quiet", 'q', NULL, 0, "No progress line", 0 },
+	{ "out-dir", 'O', "DIR", 0,
+	  "One profile per isolate in DIR (<script>-<version>-<isolate>-cpu.pb.gz), "
+	  "and no-isolate-cpu.pb.gz for samples outside any isolate", 0 },
+	{ "script", 's', "NAME", 0,
+	  "Keep only the isolates of this worker/script (service name or script name)", 0 },
+	{ "version", 'V', "ID|latest", 0,
+	  "With --script: a version id (prefix) or label, or latest", 0 },
+	{ "version-labels", 'L', "FILE", 0,
+	  "Map (script, version id) to deployment versions (see docs/attribution.md)", 0 },
 	{ "bpf-stats", 'S', NULL, 0,
 	  "Measure the BPF program's run time (kernel BPF stats) and print it", 0 },
 	{ 0 },
@@ -131,12 +161,26 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'S':
 		env->bpf_stats = true;
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+	case 'O':
+		env->out_dir = arg;
+		break;
+	case 's':
+		env->script = arg;
+		break;
+	case 'V':
+		env->version = arg;
+		break;
+	case 'L':
+		env->version_labels = arg;
 		break;
 	case ARGP_KEY_END:
-		if (!env->npids)
-			argp_error(state, "name a target with --pid");
+		if (env->version && !env->script)
+			argp_error(state, "--version goes with --script");
+		if (env->out_dir && env->output)
+			argp_error(state, "give -o FILE or --out-dir DIR, not both");
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -222,6 +266,19 @@ static int probe_output(const char *path)
 	unlink(probe);
 	return 0;
 }
+
+static int probe_dir(const char *dir)
+{
+	char probe[PATH_MAX];
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	if (snprintf(probe, sizeof(probe), "%s/probe", dir) >= (int)sizeof(probe))
+		return -ENAMETOOLONG;
+	return probe_output(probe);
+}
+
+static void print_running_scripts(const struct capture *c);
 
 static void progress(const struct capture *c, uint64_t now, bool final)
 {
@@ -315,8 +372,236 @@ static char *xasprintf(const char *fmt, ...)
 
 #define MAX_COMMENTS (MAX_PIDS + 64)
 
-static int write_profile(struct capture *c, const struct isoprof_counters *cnt,
-			 struct cpu_profile_stats *stats, double *process_ms)
+/* Keep [A-Za-z0-9._-] of a script name for a file name; the rest becomes '_'. */
+static void file_part(const char *in, char *out, size_t len)
+{
+	const char *base = in ? strrchr(in, '/') : NULL;
+	size_t n = 0;
+
+	if (!in)
+		in = "";
+	/* a script path or URL: its last component names it well enough */
+	if (base && base[1])
+		in = base + 1;
+
+	for (; *in && n + 1 < len; in++) {
+		char ch = *in;
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_'))
+			ch = '_';
+		if (!n && ch == '.')
+			ch = '_';
+		out[n++] = ch;
+	}
+	out[n] = '\0';
+	if (!n)
+		snprintf(out, len, "unknown");
+}
+
+static void accumulate(struct cpu_profile_stats *sum, const struct cpu_profile_stats *one)
+{
+	sum->samples += one->samples;
+	sum->frames += one->frames;
+	sum->unsymbolized_frames += one->unsymbolized_frames;
+	sum->jit_leaf_samples += one->jit_leaf_samples;
+	sum->jit_leaf_named += one->jit_leaf_named;
+	for (int i = 0; i < NR_SAMPLE_CLASSES; i++)
+		sum->class_samples[i] += one->class_samples[i];
+	for (size_t i = 0; i < one->nr_no_perfmap_pids; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < sum->nr_no_perfmap_pids; j++)
+			seen |= sum->no_perfmap_pids[j] == one->no_perfmap_pids[i];
+		if (!seen && sum->nr_no_perfmap_pids < CPU_PROFILE_MAX_HINT_PIDS)
+			sum->no_perfmap_pids[sum->nr_no_perfmap_pids++] = one->no_perfmap_pids[i];
+	}
+}
+
+struct group_filter {
+	const struct attribution *attr;
+	const struct isolate_group *group; /* one group, or NULL: ... */
+	bool outside_only;		   /* ... every sample outside isolates */
+	const bool *selected;		   /* ... or the selected groups */
+};
+
+static bool keep_sample(const struct stored_sample *s, void *ctx)
+{
+	const struct group_filter *f = ctx;
+	const struct isolate_group *g = attribution__group_of(f->attr, s);
+
+	if (f->group)
+		return g == f->group;
+	if (f->outside_only)
+		return !g->isolate;
+	return f->selected[g - f->attr->groups];
+}
+
+static int write_one(struct capture *c, struct cpu_profile_info *info, struct group_filter *filter,
+		     const char *path)
+{
+	struct cpu_profile_stats st;
+	int err;
+
+	info->filter = keep_sample;
+	info->filter_ctx = filter;
+	err = cpu_profile__write(c->store, c->ft, c->sym, info, path, !c->env->raw, &st);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	accumulate(&c->stats, &st);
+	c->nwritten++;
+	if (!c->first_written[0])
+		snprintf(c->first_written, sizeof(c->first_written), "%s", path);
+	return 0;
+}
+
+/* --out-dir: one profile per isolate, one for what ran outside any isolate. */
+static int write_per_isolate(struct capture *c, struct cpu_profile_info *info)
+{
+	const char *suffix = c->env->raw ? "cpu.pb" : "cpu.pb.gz";
+	struct group_filter filter = { .attr = &c->attr };
+	char path[PATH_MAX], script[128], version[64];
+	bool outside = false;
+	int err;
+
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (!g->isolate) {
+			outside |= c->selected[i];
+			continue;
+		}
+		if (!c->selected[i])
+			continue;
+		file_part(isolate_group__script(g), script, sizeof(script));
+		file_part(isolate_group__version(g), version, sizeof(version));
+		snprintf(path, sizeof(path), "%s/%s-%s-%s-%s", c->env->out_dir, script, version,
+			 g->isolate_str, suffix);
+		filter.group = g;
+		err = write_one(c, info, &filter, path);
+		if (err)
+			return err;
+	}
+	if (outside) {
+		filter.group = NULL;
+		filter.outside_only = true;
+		snprintf(path, sizeof(path), "%s/no-isolate-%s", c->env->out_dir, suffix);
+		return write_one(c, info, &filter, path);
+	}
+	return 0;
+}
+
+static int load_code_logs(struct capture *c)
+{
+	int err;
+
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct discover_proc *p = c->targets[i].v8;
+
+		for (size_t j = 0; p && j < p->nr_logs; j++) {
+			err = isolate_registry__add_log_pid(c->isolates, p->pid, p->logs[j].path);
+			if (err == -ENOMEM)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static bool isolate_ran(const struct isolate_info *info, void *ctx)
+{
+	const struct capture *c = ctx;
+
+	for (size_t i = 0; i < c->attr.ngroups; i++)
+		if (c->attr.groups[i].info == info && c->attr.groups[i].samples)
+			return true;
+	return false;
+}
+
+#define MAX_MATCHES 1024
+
+/*
+ * --script NAME [--version ID|latest]: the isolates to keep (latest: the
+ * most recently created matching isolate among those that ran).
+ */
+static int select_groups(struct capture *c)
+{
+	const struct isolate_info *matches[MAX_MATCHES];
+	size_t kept = 0;
+	int n;
+
+	if (!c->env->script) {
+		for (size_t i = 0; i < c->attr.ngroups; i++)
+			c->selected[i] = true;
+		return 0;
+	}
+	n = isolate_registry__match(c->isolates, c->env->script, c->env->version, isolate_ran, c,
+				    matches, MAX_MATCHES);
+	if (n < 0) {
+		fprintf(stderr, "isoprof: --version '%s': not a version id (4 to 64 hex digits), "
+				"a label or latest\n", c->env->version);
+		return n;
+	}
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		for (int k = 0; g->info && k < n && k < MAX_MATCHES; k++)
+			c->selected[i] |= matches[k] == g->info;
+		kept += c->selected[i] && g->samples;
+	}
+	if (!kept) {
+		fprintf(stderr, "isoprof: no isolate of script '%s'%s%s ran during the window; ",
+			c->env->script, c->env->version ? " version " : "",
+			c->env->version ? c->env->version : "");
+		print_running_scripts(c);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/*
+ * Fail before the window, not after it, when --script names nothing the
+ * code logs know of; without code logs, the check waits for the samples.
+ */
+static int precheck_script(struct capture *c)
+{
+	const struct isolate_info *m;
+	size_t nr;
+
+	isolate_registry__list(c->isolates, &nr);
+	if (!c->env->script || !nr)
+		return 0;
+	if (isolate_registry__match(c->isolates, c->env->script, NULL, NULL, NULL, &m, 1) != 0)
+		return 0;
+	fprintf(stderr, "isoprof: no running isolate of script '%s'; ", c->env->script);
+	print_running_scripts(c);
+	return -ENOENT;
+}
+
+/* Isolates created during the window write new logs beside the known ones. */
+static void find_new_code_logs(struct capture *c)
+{
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct discover_proc *p = c->targets[i].v8;
+		char dir[PATH_MAX], **paths;
+
+		if (!p || !p->nr_logs)
+			continue;
+		snprintf(dir, sizeof(dir), "%s", p->logs[0].path);
+		if (!strrchr(dir, '/'))
+			continue;
+		*strrchr(dir, '/') = '\0';
+		/* V8 names the file with the pid inside the runtime's pid namespace */
+		paths = v8log__find(dir, p->nspid ? p->nspid : p->pid);
+		for (size_t j = 0; paths && paths[j]; j++)
+			isolate_registry__add_log_pid(c->isolates, p->pid, paths[j]);
+		v8log__find_free(paths);
+	}
+}
+
+static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
+			  double *process_ms)
 {
 	const char *const *notes;
 	char *comments[MAX_COMMENTS];
@@ -329,8 +614,27 @@ static int write_profile(struct capture *c, const struct isoprof_counters *cnt,
 		.time_nanos = (int64_t)c->wall_start.tv_sec * 1000000000ll + c->wall_start.tv_nsec,
 		.duration_nanos = (int64_t)window,
 		.period_ns = sampler__period_ns(c->sampler),
+		.attr = attribution__sample_attr,
+		.attr_ctx = &c->attr,
 	};
+	struct group_filter filter = { .attr = &c->attr };
 	int err;
+
+	c->ft = frame_table__build(c->store, c->sym);
+	if (!c->ft)
+		return -ENOMEM;
+	err = isolate_registry__refresh(c->isolates);
+	if (err == -ENOMEM)
+		return err;
+	err = attribution__build(&c->attr, c->store, c->ft, c->isolates);
+	if (err)
+		return err;
+	c->selected = calloc(c->attr.ngroups + 1, sizeof(*c->selected));
+	if (!c->selected)
+		return -ENOMEM;
+	err = select_groups(c);
+	if (err)
+		return err;
 
 	gmtime_r(&c->wall_start.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
@@ -366,8 +670,12 @@ static int write_profile(struct capture *c, const struct isoprof_counters *cnt,
 	}
 	info.comments = (const char *const *)comments;
 	info.ncomments = ncomments;
-	err = cpu_profile__write(c->store, c->sym, &info, NULL, NULL, c->env->output,
-				 !c->env->raw, stats);
+	if (c->env->out_dir) {
+		err = write_per_isolate(c, &info);
+	} else {
+		filter.selected = c->selected;
+		err = write_one(c, &info, &filter, c->env->output);
+	}
 out:
 	for (size_t i = 0; i < ncomments; i++)
 		free(comments[i]);
@@ -375,17 +683,51 @@ out:
 	return err;
 }
 
-static void print_summary(const struct capture *c, const struct isoprof_counters *cnt,
-			  const struct cpu_profile_stats *stats, double process_ms)
+static void print_running_scripts(const struct capture *c)
 {
+	const struct isolate_info *const *all;
+	size_t n;
+
+	all = isolate_registry__list(c->isolates, &n);
+	if (!n) {
+		fprintf(stderr, "no isolate with a known script is running\n");
+		return;
+	}
+	fprintf(stderr, "running:");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s %s (version %s, isolate 0x%llx, pid %d)", i ? "," : "",
+			all[i]->name, all[i]->label ? all[i]->label : all[i]->version,
+			(unsigned long long)all[i]->isolate, all[i]->pid);
+	fputc('\n', stderr);
+}
+
+static void print_classes(const uint64_t *class_samples, uint64_t total)
+{
+	for (int k = 0; k < NR_SAMPLE_CLASSES; k++)
+		if (class_samples[k])
+			fprintf(stderr, " %s %.1f%%", sample_class__str(k),
+				100.0 * class_samples[k] / total);
+	fputc('\n', stderr);
+}
+
+static void print_summary(const struct capture *c, const struct isoprof_counters *cnt,
+			  double process_ms)
+{
+	const struct cpu_profile_stats *stats = &c->stats;
 	size_t total = sample_store__count(c->store);
 	const char *const *notes;
 	size_t nnotes;
 
+	if (c->nwritten == 1)
+		fprintf(stderr, "isoprof: wrote %s", c->first_written);
+	else
+		fprintf(stderr, "isoprof: wrote %zu profiles to %s", c->nwritten,
+			c->env->out_dir ? c->env->out_dir : ".");
 	fprintf(stderr,
-		"isoprof: wrote %s (%s): %zu samples over %.2f s at %ld Hz on %d CPUs, "
+		" (%s): %llu of %zu samples over %.2f s at %ld Hz on %d CPUs, "
 		"post-processing %.0f ms\n",
-		c->env->output, c->env->raw ? "pprof, raw protobuf" : "pprof, gzip", total,
+		c->env->raw ? "pprof, raw protobuf" : "pprof, gzip",
+		(unsigned long long)stats->samples, total,
 		(c->window_end_ns - c->window_start_ns) / 1e9, c->env->frequency_hz, c->ncpus,
 		process_ms);
 	fprintf(stderr,
@@ -399,8 +741,24 @@ static void print_summary(const struct capture *c, const struct isoprof_counters
 	for (int i = 0; i < c->ntargets; i++) {
 		const struct target_state *t = &c->targets[i];
 
-		fprintf(stderr, "  pid %-7d %-16s %7llu samples %5.1f%%\n", t->pid, t->comm,
-			(unsigned long long)t->samples, total ? 100.0 * t->samples / total : 0.0);
+		fprintf(stderr, "  pid %-7d %-16s %7llu samples %5.1f%%  %s%s\n", t->pid, t->comm,
+			(unsigned long long)t->samples, total ? 100.0 * t->samples / total : 0.0,
+			t->v8 ? discover__runtime_name(t->v8->runtime) : "not a V8 runtime",
+			t->v8 && !t->v8->tls.supported ? " (isolates not readable)" : "");
+	}
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (!c->selected[i])
+			continue;
+		if (g->isolate)
+			fprintf(stderr, "  isolate %s %s version %s (pid %u): %llu samples %.1f%%:",
+				g->isolate_str, isolate_group__script(g), isolate_group__version(g),
+				g->pid, (unsigned long long)g->samples, 100.0 * g->samples / total);
+		else
+			fprintf(stderr, "  outside isolates (pid %u): %llu samples %.1f%%:", g->pid,
+				(unsigned long long)g->samples, 100.0 * g->samples / total);
+		print_classes(g->class_samples, g->samples);
 	}
 	if (stats->jit_leaf_samples)
 		fprintf(stderr, "isoprof: JIT-leaf samples: %llu, named %llu (%.1f%%)\n",
@@ -443,32 +801,77 @@ static void print_bpf_stats(const struct capture *c, const struct isoprof_counte
 		cnt->events ? (double)run_ns / cnt->events : 0.0);
 }
 
+static int add_target(struct capture *c, pid_t pid, const struct discover_proc *v8)
+{
+	struct target_state *t = &c->targets[c->ntargets];
+	int err;
+
+	for (int j = 0; j < c->ntargets; j++)
+		if (c->targets[j].pid == pid)
+			return 0;
+	if (c->ntargets == MAX_PIDS)
+		return -E2BIG;
+	err = symbolizer__track(c->sym, pid);
+	if (err) {
+		fprintf(stderr, "isoprof: pid %d: cannot read its memory maps: %s\n", pid,
+			strerror(-err));
+		return err;
+	}
+	t->pid = pid;
+	t->v8 = v8;
+	if (v8 && v8->tls.supported) {
+		t->bpf.isolate_tls_offset = v8->tls.tp_offset;
+		t->bpf.flags |= ISOPROF_TARGET_READ_ISOLATE;
+	}
+	read_comm(pid, t->comm, sizeof(t->comm));
+	c->ntargets++;
+	return 0;
+}
+
+static const struct discover_proc *find_v8(const struct discover_list *list, pid_t pid)
+{
+	for (size_t i = 0; i < list->nr; i++)
+		if (list->procs[i].pid == pid)
+			return &list->procs[i];
+	return NULL;
+}
+
+/*
+ * --pid names processes (V8 or not: a native process is profiled without
+ * isolates); no --pid means every V8 runtime on the host.
+ */
 static int setup_targets(struct capture *c)
 {
 	int err;
 
 	for (int i = 0; i < c->env->npids; i++) {
-		struct target_state *t = &c->targets[c->ntargets];
-		pid_t pid = c->env->pids[i];
-		bool dup = false;
-
-		for (int j = 0; j < c->ntargets; j++)
-			dup |= c->targets[j].pid == pid;
-		if (dup)
-			continue;
-		if (!process_alive(pid)) {
-			fprintf(stderr, "isoprof: pid %d: no such process\n", pid);
+		if (!process_alive(c->env->pids[i])) {
+			fprintf(stderr, "isoprof: pid %d: no such process\n", c->env->pids[i]);
 			return -ESRCH;
 		}
-		err = symbolizer__track(c->sym, pid);
-		if (err) {
-			fprintf(stderr, "isoprof: pid %d: cannot read its memory maps: %s\n", pid,
-				strerror(-err));
-			return err;
+	}
+	err = discover__scan(c->env->npids ? c->env->pids : NULL, c->env->npids, &c->discovered);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot scan for V8 runtimes: %s\n", strerror(-err));
+		return err;
+	}
+	if (!c->env->npids) {
+		if (!c->discovered->nr) {
+			fprintf(stderr, "isoprof: no V8 runtime found on this host (isoprof targets "
+					"lists them); name a process with --pid\n");
+			return -ESRCH;
 		}
-		t->pid = pid;
-		read_comm(pid, t->comm, sizeof(t->comm));
-		c->ntargets++;
+		for (size_t i = 0; i < c->discovered->nr; i++) {
+			err = add_target(c, c->discovered->procs[i].pid, &c->discovered->procs[i]);
+			if (err && err != -ESRCH && err != -ENOENT)
+				return err;
+		}
+		return c->ntargets ? 0 : -ESRCH;
+	}
+	for (int i = 0; i < c->env->npids; i++) {
+		err = add_target(c, c->env->pids[i], find_v8(c->discovered, c->env->pids[i]));
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -485,12 +888,10 @@ int cmd_record(int argc, char **argv)
 	struct record_env env = {
 		.duration_ms = 10000,
 		.frequency_hz = 1000,
-		.output = "isoprof-cpu.pb.gz",
 	};
 	struct sampler_opts sopts = { 0 };
 	struct capture c = { .env = &env };
 	struct isoprof_counters cnt;
-	struct cpu_profile_stats stats = { 0 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	char err_buf[256] = "";
 	double process_ms = 0;
@@ -499,18 +900,35 @@ int cmd_record(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
 
-	err = probe_output(env.output);
+	if (!env.output && !env.out_dir)
+		env.output = "isoprof-cpu.pb.gz";
+	err = env.out_dir ? probe_dir(env.out_dir) : probe_output(env.output);
 	if (err) {
-		fprintf(stderr, "isoprof: cannot write %s: %s\n", env.output, strerror(-err));
+		fprintf(stderr, "isoprof: cannot write %s: %s\n",
+			env.out_dir ? env.out_dir : env.output, strerror(-err));
 		return 1;
 	}
 	c.store = sample_store__new();
 	c.sym = symbolizer__new(NULL);
-	if (!c.store || !c.sym) {
+	c.isolates = isolate_registry__new();
+	if (!c.store || !c.sym || !c.isolates) {
 		fprintf(stderr, "isoprof: out of memory\n");
 		goto out;
 	}
+	if (env.version_labels) {
+		char why[256] = "";
+
+		err = isolate_registry__load_labels(c.isolates, env.version_labels, why,
+						    sizeof(why));
+		if (err) {
+			fprintf(stderr, "isoprof: %s: %s\n", env.version_labels,
+				why[0] ? why : strerror(-err));
+			goto out;
+		}
+	}
 	if (setup_targets(&c))
+		goto out;
+	if (load_code_logs(&c) || precheck_script(&c))
 		goto out;
 
 	sopts.frequency_hz = env.frequency_hz;
@@ -523,7 +941,7 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < c.ntargets; i++) {
-		err = sampler__add_target(c.sampler, c.targets[i].pid, NULL);
+		err = sampler__add_target(c.sampler, c.targets[i].pid, &c.targets[i].bpf);
 		if (err) {
 			fprintf(stderr, "isoprof: pid %d: cannot add target: %s\n",
 				c.targets[i].pid, strerror(-err));
@@ -562,17 +980,24 @@ int cmd_record(int argc, char **argv)
 			all_exited(&c) ? " (exited)" : " (idle: send it work and retry)");
 		goto out;
 	}
-	err = write_profile(&c, &cnt, &stats, &process_ms);
+	find_new_code_logs(&c);
+	err = write_profiles(&c, &cnt, &process_ms);
 	if (err) {
-		fprintf(stderr, "isoprof: cannot write %s: %s\n", env.output, strerror(-err));
+		if (err == -ENOMEM)
+			fprintf(stderr, "isoprof: out of memory writing the profiles\n");
 		goto out;
 	}
-	print_summary(&c, &cnt, &stats, process_ms);
+	print_summary(&c, &cnt, process_ms);
 	if (env.bpf_stats)
 		print_bpf_stats(&c, &cnt);
 	ret = 0;
 out:
 	sampler__free(c.sampler);
+	attribution__release(&c.attr);
+	frame_table__free(c.ft);
+	free(c.selected);
+	isolate_registry__free(c.isolates);
+	discover__free(c.discovered);
 	symbolizer__free(c.sym);
 	sample_store__free(c.store);
 	return ret;

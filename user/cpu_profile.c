@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,86 +7,30 @@
 #include "cpu_profile.h"
 #include "pprof_builder.h"
 
-/* (pid, address) -> pprof location id; kernel frames use pid 0. */
-enum jit_state {
-	NOT_JIT = 0,
-	JIT_UNNAMED,
-	JIT_NAMED,
+enum synthetic_root {
+	ROOT_NONE = -1,
+	ROOT_GC,
+	ROOT_IDLE,
+	ROOT_PROGRAM,
+	NR_ROOTS,
 };
 
-struct loc_slot {
-	uint64_t ip;
-	uint32_t pid;
-	uint16_t kernel;
-	uint16_t jit;		/* enum jit_state */
-	uint64_t location_id;	/* 0 = empty slot */
-};
-
-struct loc_cache {
-	struct loc_slot *slots;
-	size_t cap;		/* power of two */
-	size_t used;
+static const char *const root_names[NR_ROOTS] = {
+	[ROOT_GC] = "(garbage collector)",
+	[ROOT_IDLE] = "(idle)",
+	[ROOT_PROGRAM] = "(program)",
 };
 
 struct writer {
 	struct pprof_builder *b;
-	struct symbolizer *sym;
-	struct loc_cache locs;
+	const struct frame_table *ft;
+	uint64_t *loc_ids;	/* per frame index; 0 until made */
+	uint64_t root_ids[NR_ROOTS];
 	uint64_t *mapping_ids;	/* indexed by sym_mapping.id */
 	size_t mapping_ids_cap;
 	uint64_t kernel_mapping_id;
 	struct cpu_profile_stats *stats;
 };
-
-static uint64_t loc_hash(uint32_t pid, uint32_t kernel, uint64_t ip)
-{
-	uint64_t h = ip ^ ((uint64_t)pid << 32) ^ ((uint64_t)kernel << 63);
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
-}
-
-static int loc_cache_grow(struct loc_cache *c)
-{
-	size_t cap = c->cap ? c->cap * 2 : 4096;
-	struct loc_slot *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++) {
-		struct loc_slot *old = &c->slots[i];
-		size_t j;
-
-		if (!old->location_id)
-			continue;
-		j = loc_hash(old->pid, old->kernel, old->ip) & (cap - 1);
-		while (slots[j].location_id)
-			j = (j + 1) & (cap - 1);
-		slots[j] = *old;
-	}
-	free(c->slots);
-	c->slots = slots;
-	c->cap = cap;
-	return 0;
-}
-
-/* Returns the slot for the key: filled when found, empty otherwise. */
-static struct loc_slot *loc_cache_slot(struct loc_cache *c, uint32_t pid, uint32_t kernel,
-				       uint64_t ip)
-{
-	size_t mask = c->cap - 1;
-	size_t i = loc_hash(pid, kernel, ip) & mask;
-
-	for (; c->slots[i].location_id; i = (i + 1) & mask) {
-		struct loc_slot *s = &c->slots[i];
-
-		if (s->ip == ip && s->pid == pid && s->kernel == kernel)
-			return s;
-	}
-	return &c->slots[i];
-}
 
 static uint64_t mapping_id(struct writer *w, const struct sym_mapping *m, bool has_functions)
 {
@@ -136,24 +79,23 @@ static uint64_t kernel_mapping_id(struct writer *w)
 }
 
 /* The name of a frame that has none: says why, grouped by where it is. */
-static void unknown_name(const struct sym_frame *f, bool kernel, char *buf, size_t len)
+static void unknown_name(const struct frame *f, char *buf, size_t len)
 {
-	const char *path;
-	const char *base;
+	const char *path, *base;
 
-	if (kernel) {
+	if (f->kernel) {
 		snprintf(buf, len, "[kernel] <unknown>");
 		return;
 	}
-	if (f->miss == SYM_MISS_ANON || f->miss == SYM_MISS_NO_PERFMAP) {
+	if (f->jit) {
 		snprintf(buf, len, "[jit] <unknown>");
 		return;
 	}
-	if (!f->mapping) {
+	if (!f->sym.mapping) {
 		snprintf(buf, len, "[unknown]");
 		return;
 	}
-	path = f->mapping->path;
+	path = f->sym.mapping->path;
 	base = strrchr(path, '/');
 	base = base ? base + 1 : path;
 	snprintf(buf, len, "[unknown] %s", base);
@@ -168,112 +110,105 @@ static void note_no_perfmap(struct cpu_profile_stats *st, uint32_t pid)
 		st->no_perfmap_pids[st->nr_no_perfmap_pids++] = pid;
 }
 
-static uint64_t location_for(struct writer *w, uint32_t pid, bool kernel, uint64_t ip,
-			     bool return_address, enum jit_state *jit)
+static uint64_t location_for(struct writer *w, uint32_t idx)
 {
-	struct sym_frame f;
+	const struct frame *f = frame_table__frame(w->ft, idx);
 	struct pprof_line line = { 0 };
-	struct loc_slot *slot;
-	uint64_t map_id, addr = return_address ? ip - 1 : ip;
+	uint64_t map_id;
 	char unknown[512];
-	int err;
 
-	if ((w->locs.used + 1) * 2 > w->locs.cap && loc_cache_grow(&w->locs))
-		return 0;
-	slot = loc_cache_slot(&w->locs, kernel ? 0 : pid, kernel, ip);
-	if (slot->location_id) {
-		*jit = slot->jit;
-		return slot->location_id;
-	}
-
-	if (kernel)
-		err = symbolizer__resolve_kernel(w->sym, addr, &f);
-	else
-		err = symbolizer__resolve_user(w->sym, pid, addr, &f);
-	if (err) {
-		memset(&f, 0, sizeof(f));
-		f.miss = SYM_MISS_NO_MAPPING;
-	}
-
-	if (kernel)
+	if (w->loc_ids[idx])
+		return w->loc_ids[idx];
+	if (f->kernel)
 		map_id = kernel_mapping_id(w);
-	else if (f.mapping)
-		map_id = mapping_id(w, f.mapping, f.name != NULL);
+	else if (f->sym.mapping)
+		map_id = mapping_id(w, f->sym.mapping, f->sym.name != NULL);
 	else
 		map_id = 0;
+	if (f->sym.miss == SYM_MISS_NO_PERFMAP)
+		note_no_perfmap(w->stats, f->pid);
 
-	if (f.kind == SYM_FRAME_JIT)
-		*jit = JIT_NAMED;
-	else if (f.miss == SYM_MISS_ANON || f.miss == SYM_MISS_NO_PERFMAP)
-		*jit = JIT_UNNAMED;
-	else
-		*jit = NOT_JIT;
-	if (f.miss == SYM_MISS_NO_PERFMAP)
-		note_no_perfmap(w->stats, pid);
-
-	if (f.name) {
+	if (f->sym.name) {
 		line.function_id = pprof_builder__function(
-			w->b, f.name, f.system_name, f.file,
-			f.kind == SYM_FRAME_JIT ? (int64_t)f.line : 0);
-		line.line = f.line;
-		line.column = f.column;
+			w->b, f->sym.name, f->sym.system_name, f->sym.file,
+			f->sym.kind == SYM_FRAME_JIT ? (int64_t)f->sym.line : 0);
+		line.line = f->sym.line;
+		line.column = f->sym.column;
 	} else {
-		unknown_name(&f, kernel, unknown, sizeof(unknown));
+		unknown_name(f, unknown, sizeof(unknown));
 		line.function_id = pprof_builder__function(w->b, unknown, unknown, NULL, 0);
 	}
 	if (!line.function_id)
 		return 0;
-	slot->location_id = pprof_builder__location(w->b, map_id, addr, &line, 1);
-	if (!slot->location_id)
+	w->loc_ids[idx] = pprof_builder__location(w->b, map_id, f->addr, &line, 1);
+	return w->loc_ids[idx];
+}
+
+static uint64_t root_location(struct writer *w, enum synthetic_root root)
+{
+	struct pprof_line line = { 0 };
+
+	if (w->root_ids[root])
+		return w->root_ids[root];
+	line.function_id = pprof_builder__function(w->b, root_names[root], root_names[root], NULL, 0);
+	if (!line.function_id)
 		return 0;
-	slot->ip = ip;
-	slot->pid = kernel ? 0 : pid;
-	slot->kernel = kernel;
-	slot->jit = *jit;
-	w->locs.used++;
-	if (!f.name)
-		w->stats->unsymbolized_frames++;
-	return slot->location_id;
+	w->root_ids[root] = pprof_builder__location(w->b, 0, 0, &line, 1);
+	return w->root_ids[root];
 }
 
 static int add_sample(struct writer *w, const struct sample_store *store,
-		      const struct stored_sample *s, uint64_t period_ns)
+		      const struct stored_sample *s, const struct cpu_profile_info *info)
 {
-	uint64_t loc_ids[2 * ISOPROF_MAX_STACK_DEPTH];
-	struct stored_stack stack;
-	struct pprof_label labels[3] = {
+	const struct stack_view *v = frame_table__stack(w->ft, s->stack_id);
+	uint64_t loc_ids[2 * ISOPROF_MAX_STACK_DEPTH + 1];
+	enum sample_class cls = stack_view__class(v, s->isolate != 0);
+	enum synthetic_root root = ROOT_NONE;
+	struct sample_attr attr = { 0 };
+	struct pprof_label labels[7] = {
 		{ .key = "pid", .num = s->pid },
 		{ .key = "tid", .num = s->tid },
 		{ .key = "thread", .str = sample_store__comm(store, s->comm_id) },
+		{ .key = "class", .str = sample_class__str(cls) },
 	};
-	int64_t values[2] = { 1, (int64_t)period_ns };
-	enum jit_state jit, leaf_jit = NOT_JIT;
-	size_t n = 0;
+	int64_t values[2] = { 1, (int64_t)info->period_ns };
+	size_t n = 0, nlabels = 4;
 
-	sample_store__stack(store, s->stack_id, &stack);
-	for (size_t i = 0; i < stack.nkernel; i++) {
-		loc_ids[n] = location_for(w, stack.pid, true, stack.ips[i], i > 0, &jit);
+	for (uint32_t i = 0; i < v->nframes; i++) {
+		loc_ids[n] = location_for(w, v->frames[i]);
+		if (!loc_ids[n++])
+			return -ENOMEM;
+		if (!frame_table__frame(w->ft, v->frames[i])->sym.name)
+			w->stats->unsymbolized_frames++;
+	}
+	if (cls == CLASS_GC)
+		root = ROOT_GC;
+	else if (cls == CLASS_IDLE)
+		root = ROOT_IDLE;
+	else if (!v->has_js)
+		root = ROOT_PROGRAM;
+	if (root != ROOT_NONE) {
+		loc_ids[n] = root_location(w, root);
 		if (!loc_ids[n++])
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < stack.nuser; i++) {
-		/* In a syscall, the user "leaf" is the return address after it. */
-		bool ret = i > 0 || stack.nkernel > 0;
+	if (info->attr)
+		info->attr(s, info->attr_ctx, &attr);
+	if (attr.isolate)
+		labels[nlabels++] = (struct pprof_label){ .key = "isolate", .str = attr.isolate };
+	if (attr.script)
+		labels[nlabels++] = (struct pprof_label){ .key = "script", .str = attr.script };
+	if (attr.version)
+		labels[nlabels++] = (struct pprof_label){ .key = "version", .str = attr.version };
 
-		loc_ids[n] = location_for(w, stack.pid, false, stack.ips[stack.nkernel + i], ret,
-					  &jit);
-		if (!loc_ids[n++])
-			return -ENOMEM;
-		if (!i)
-			leaf_jit = jit;
-	}
-	if (leaf_jit != NOT_JIT) {
-		w->stats->jit_leaf_samples++;
-		w->stats->jit_leaf_named += leaf_jit == JIT_NAMED;
-	}
 	w->stats->samples++;
-	w->stats->frames += n;
-	return pprof_builder__add_sample(w->b, loc_ids, n, values, 2, labels, 3);
+	w->stats->frames += v->nframes;
+	w->stats->class_samples[cls]++;
+	if (v->leaf_jit) {
+		w->stats->jit_leaf_samples++;
+		w->stats->jit_leaf_named += v->leaf_jit_named;
+	}
+	return pprof_builder__add_sample(w->b, loc_ids, n, values, 2, labels, nlabels);
 }
 
 void cpu_profile__no_perfmap_hint(uint32_t pid, char *buf, size_t len)
@@ -285,18 +220,25 @@ void cpu_profile__no_perfmap_hint(uint32_t pid, char *buf, size_t len)
 		 pid);
 }
 
-/* Coverage of JIT frames, so a reader can judge the JS part of the profile. */
-static int add_jit_comments(struct pprof_builder *b, const struct cpu_profile_stats *st)
+/* Coverage and cost split, so a reader can judge the profile. */
+static int add_summary_comments(struct pprof_builder *b, const struct cpu_profile_stats *st)
 {
 	char text[512];
-	int err;
+	size_t len = 0;
+	int err = 0;
 
-	if (!st->jit_leaf_samples)
-		return 0;
-	snprintf(text, sizeof(text), "jit: %llu samples with a JIT leaf, %llu named (%.1f%%)",
-		 (unsigned long long)st->jit_leaf_samples, (unsigned long long)st->jit_leaf_named,
-		 100.0 * st->jit_leaf_named / st->jit_leaf_samples);
+	len += snprintf(text, sizeof(text), "classes:");
+	for (int c = 0; c < NR_SAMPLE_CLASSES && len < sizeof(text); c++)
+		len += snprintf(text + len, sizeof(text) - len, " %s %llu", sample_class__str(c),
+				(unsigned long long)st->class_samples[c]);
 	err = pprof_builder__add_comment(b, text);
+	if (!err && st->jit_leaf_samples) {
+		snprintf(text, sizeof(text), "jit: %llu samples with a JIT leaf, %llu named (%.1f%%)",
+			 (unsigned long long)st->jit_leaf_samples,
+			 (unsigned long long)st->jit_leaf_named,
+			 100.0 * st->jit_leaf_named / st->jit_leaf_samples);
+		err = pprof_builder__add_comment(b, text);
+	}
 	for (size_t i = 0; !err && i < st->nr_no_perfmap_pids; i++) {
 		char hint[400];
 
@@ -307,22 +249,24 @@ static int add_jit_comments(struct pprof_builder *b, const struct cpu_profile_st
 	return err;
 }
 
-int cpu_profile__write(const struct sample_store *store, struct symbolizer *sym,
-		       const struct cpu_profile_info *info, cpu_profile_filter_fn filter,
-		       void *filter_ctx, const char *path, bool gzip,
-		       struct cpu_profile_stats *stats)
+int cpu_profile__write(const struct sample_store *store, const struct frame_table *ft,
+		       struct symbolizer *sym, const struct cpu_profile_info *info,
+		       const char *path, bool gzip, struct cpu_profile_stats *stats)
 {
 	const struct stored_sample *samples = sample_store__samples(store);
 	size_t nsamples = sample_store__count(store);
 	struct cpu_profile_stats local_stats;
-	struct writer w = { .sym = sym };
+	struct writer w = { .ft = ft };
 	int err = 0;
 
 	w.stats = stats ? stats : &local_stats;
 	memset(w.stats, 0, sizeof(*w.stats));
 	w.b = pprof_builder__new();
-	if (!w.b)
-		return -ENOMEM;
+	w.loc_ids = calloc(frame_table__count(ft) + 1, sizeof(*w.loc_ids));
+	if (!w.b || !w.loc_ids) {
+		err = -ENOMEM;
+		goto out;
+	}
 	if (pprof_builder__add_sample_type(w.b, "samples", "count") ||
 	    pprof_builder__add_sample_type(w.b, "cpu", "nanoseconds")) {
 		err = -ENOMEM;
@@ -337,7 +281,7 @@ int cpu_profile__write(const struct sample_store *store, struct symbolizer *sym,
 			goto out;
 	}
 	for (size_t i = 0; i < nsamples; i++) {
-		if (filter && !filter(&samples[i], filter_ctx))
+		if (info->filter && !info->filter(&samples[i], info->filter_ctx))
 			continue;
 		/* pprof takes mapping[0] as the main binary: make it the program's */
 		if (!w.stats->samples) {
@@ -349,16 +293,16 @@ int cpu_profile__write(const struct sample_store *store, struct symbolizer *sym,
 				goto out;
 			}
 		}
-		err = add_sample(&w, store, &samples[i], info->period_ns);
+		err = add_sample(&w, store, &samples[i], info);
 		if (err)
 			goto out;
 	}
-	err = add_jit_comments(w.b, w.stats);
+	err = add_summary_comments(w.b, w.stats);
 	if (!err)
 		err = pprof_builder__write_file(w.b, path, gzip);
 out:
 	pprof_builder__free(w.b);
-	free(w.locs.slots);
+	free(w.loc_ids);
 	free(w.mapping_ids);
 	return err;
 }

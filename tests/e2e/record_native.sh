@@ -167,7 +167,10 @@ expect_error "duration above range" 2 'duration-ms must be an integer from 1000 
 	record --pid $$ --duration-ms 50001 -o "$T/x.pb.gz"
 expect_error "frequency not a number" 2 'frequency must be an integer' \
 	record --pid $$ --frequency fast -o "$T/x.pb.gz"
-expect_error "no target" 2 'name a target' record --duration-ms 1000
+expect_error "--version without --script" 2 'version goes with --script' \
+	record --pid $$ --version latest -o "$T/x.pb.gz"
+expect_error "-o and --out-dir together" 2 'not both' \
+	record --pid $$ -o "$T/x.pb.gz" --out-dir "$T/dir"
 expect_error "unwritable output path" 1 '^isoprof: cannot write /nonexistent-dir/x.pb.gz: No such file or directory$' \
 	record --pid $$ --duration-ms 1000 -o /nonexistent-dir/x.pb.gz
 sleep 30 &

@@ -6,6 +6,8 @@ set -u
 . "$TOP/scripts/demo-lib.sh"
 
 T=$TEST_TMP
+# node with --perf-basic-prof also writes isolate-*.log files into its cwd
+cd "$T" || exit 1
 trap 'kill $(jobs -p) 2>/dev/null; demo_stop; rm -rf "$T"' EXIT
 
 JS=$TOP/tests/fixtures/js

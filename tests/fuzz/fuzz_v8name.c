@@ -39,8 +39,11 @@ static void check(const struct v8name *n, const char *buf, size_t size, size_t l
 		__builtin_trap();
 	if (n->tag != caller_tag && *n->tag && !inside(n->tag, buf, size))
 		__builtin_trap();
-	if (!v8name__marker_tier(n->marker, strlen(n->marker), &tier, &cs) || tier != n->tier ||
-	    cs != n->context_specialized)
+	/* an OSR marker is "o" and a tier marker */
+	if (n->osr && n->marker[0] != 'o')
+		__builtin_trap();
+	if (!v8name__marker_tier(n->marker + n->osr, strlen(n->marker + n->osr), &tier, &cs) ||
+	    tier != n->tier || cs != n->context_specialized)
 		__builtin_trap();
 	if (!n->script && (n->line || n->column))
 		__builtin_trap();

@@ -349,7 +349,7 @@ static void test_malformed(void **state)
 	static const char text[] =
 		"v8-version,12,4,254,21,-node.33,0\n"				/* 1 */
 		"code-creation,JS,12,1,0x1000,16,ok a.js:1:1,0x10,~\n"	/* 2 */
-		"garbage\n"							/* 3 */
+		"not an event\n"						/* 3 */
 		"code-creation,JS,12,1,0x1000\n"				/* 4 */
 		"code-creation,JS,x,1,0x2000,16,f\n"				/* 5 */
 		"code-creation,JS,12,1,0xzz,16,f\n"				/* 6 */
@@ -363,14 +363,18 @@ static void test_malformed(void **state)
 		"script-source,1\n"						/* 14 */
 		"script-details,1,n,x,0,\n"					/* 15 */
 		"v8-version,a,b\n"						/* 16 */
-		"\n"								/* 17: blank, quiet */
+		"shared-library-end\n"						/* 17: no fields, fine */
 		"\x01\x02,\xff\xfe\n"						/* 18: unknown event, ignored */
 		"code-creation,J S,12,1,0x3000,16,f\n"				/* 19 */
-		"code-creation,JS,12,1,0x4000,16,ok2 b.js:2:2\n";		/* 20 */
+		"code-creation,JS,12,1,0x4000,16,ok2 b.js:2:2\n"		/* 20 */
+		"\n";								/* 21: blank, quiet */
 	struct v8log *log = parse(text);
+	struct v8log_stats st;
 	struct v8log_sym sym;
 
 	(void)state;
+	v8log__stats(log, &st);
+	assert_int_equal(st.lines, 21);
 	assert_int_equal(v8log__malformed(log), 15);
 	assert_int_equal(v8log__first_malformed_line(log), 3);
 	assert_int_equal(v8log__count(log), 2);

@@ -364,9 +364,41 @@ static void test_parse_log(void **state)
 	assert_int_equal(v8name__tag_kind("", 0), V8NAME_UNKNOWN);
 }
 
+static void osr_markers(void **state)
+{
+	char buf[256];
+	struct v8name n;
+	const char *raw = "JS:o+sieveBeta beta.js:5:19";
+	(void)state;
+
+	assert_int_equal(v8name__parse(raw, strlen(raw), &n, buf, sizeof(buf)), 0);
+	assert_int_equal(n.kind, V8NAME_JS);
+	assert_true(n.osr);
+	assert_int_equal(n.tier, V8NAME_TIER_MAGLEV);
+	assert_string_equal(n.marker, "o+");
+	assert_string_equal(n.function, "sieveBeta");
+	assert_string_equal(n.script, "beta.js");
+	assert_int_equal(n.line, 5);
+	raw = "JS:o*'f a.js:1:2";
+	assert_int_equal(v8name__parse(raw, strlen(raw), &n, buf, sizeof(buf)), 0);
+	assert_true(n.osr && n.context_specialized);
+	assert_int_equal(n.tier, V8NAME_TIER_TURBOFAN);
+	assert_string_equal(n.function, "f");
+	/* a function whose name starts with 'o' is not OSR code */
+	raw = "JS:~onload a.js:1:2";
+	assert_int_equal(v8name__parse(raw, strlen(raw), &n, buf, sizeof(buf)), 0);
+	assert_false(n.osr);
+	assert_string_equal(n.function, "onload");
+	raw = "JS:*o a.js:1:2";
+	assert_int_equal(v8name__parse(raw, strlen(raw), &n, buf, sizeof(buf)), 0);
+	assert_false(n.osr);
+	assert_string_equal(n.function, "o");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(osr_markers),
 		cmocka_unit_test(test_tiers),
 		cmocka_unit_test(test_tags),
 		cmocka_unit_test(test_regexp),
