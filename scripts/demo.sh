@@ -19,7 +19,7 @@ trap cleanup EXIT
 
 [ "$(id -u)" = 0 ] || { echo "demo: run as root (isoprof loads a BPF program)" >&2; exit 1; }
 mkdir -p "$OUT"
-rm -f "$OUT"/*.pb.gz
+rm -f "$OUT"/*.pb.gz "$OUT"/*.pb
 echo "demo: starting workerd (workers alpha on :$PORT_ALPHA, beta on :$PORT_BETA)"
 demo_start "$OUT/workerd" "$PORT_ALPHA" "$PORT_BETA"
 echo "demo: workerd pid $WORKERD_PID; driving traffic with wrk"
@@ -29,15 +29,20 @@ wrk -t1 -c2 -d9s "http://127.0.0.1:$PORT_BETA/" >"$OUT/wrk-beta.txt" 2>&1 &
 WRK_PIDS+=($!)
 sleep 2 # let V8 tier up the hot functions
 
-echo "demo: isoprof record --pid $WORKERD_PID --duration-ms 5000"
-"$ISOPROF" record --pid "$WORKERD_PID" --duration-ms 5000 --frequency 1000 \
-	-o "$OUT/workerd-cpu.pb.gz"
+echo "demo: isoprof targets"
+"$ISOPROF" targets --pid "$WORKERD_PID"
+echo
+echo "demo: isoprof record --pid $WORKERD_PID --duration-ms 5000 --out-dir $OUT"
+"$ISOPROF" record --pid "$WORKERD_PID" --duration-ms 5000 --frequency 1000 --out-dir "$OUT"
 wait "${WRK_PIDS[@]}" 2>/dev/null || true
 WRK_PIDS=()
 
-echo
-echo "demo: isoprof top $OUT/workerd-cpu.pb.gz --nodecount 25"
-"$ISOPROF" top --nodecount 25 "$OUT/workerd-cpu.pb.gz"
+# one profile per isolate (worker), and one for what ran outside isolates
+for f in "$OUT"/*-cpu.pb.gz; do
+	echo
+	echo "demo: isoprof top --nodecount 12 $f"
+	"$ISOPROF" top --nodecount 12 "$f" | sed -n '/^Showing\|flat%/,$p'
+done
 echo
 grep -h "Requests/sec" "$OUT"/wrk-*.txt | sed 's/^/demo: wrk /'
 echo "demo: profiles are in $OUT/ (open them with: go tool pprof -http=127.0.0.1:8080 FILE)"

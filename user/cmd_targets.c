@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "commands.h"
 #include "discover.h"
+#include "isolates.h"
 #include "v8log.h"
 
 #define MAX_PIDS 256
@@ -80,25 +82,10 @@ static const char *log_error(int err)
 	return err == -EFBIG ? "larger than 256 MiB: not read" : strerror(-err);
 }
 
-/*
- * Whether a script is the runtime's own rather than the user's: node's and
- * workerd's built-in modules ("node:internal/...", "workerd:per-isolate/..."),
- * workerd's embedded WebAssembly shim, and code without a name (eval).  A
- * heuristic for display: the JSON lists every script with this flag.
- */
+/* The runtime's own scripts, by the rule of docs/attribution.md. */
 static bool script_is_internal(const char *name)
 {
-	static const char *const prefixes[] = {
-		"node:", "workerd:", "cloudflare:", "cloudflare-internal:", "internal:", NULL,
-	};
-	size_t i;
-
-	if (!*name || !strcmp(name, "<unknown>") || !strcmp(name, "wasm-instantiate-shim.js"))
-		return true;
-	for (i = 0; prefixes[i]; i++)
-		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-			return true;
-	return false;
+	return !isolate__is_user_script(name);
 }
 
 /* Read every code log of p; views[i] for p->logs[i].  -ENOMEM only. */
@@ -322,7 +309,12 @@ static void json_log_scripts(FILE *out, const struct log_view *v)
 	fputs(n ? "\n      ]" : "]", out);
 }
 
-static void json_proc(FILE *out, const struct discover_proc *p, const struct log_view *views)
+static const struct isolate_info *isolate_of(struct isolate_registry *reg,
+					     const struct discover_proc *p, size_t j);
+static const char *created_str(const struct isolate_info *info, char *buf, size_t len);
+
+static void json_proc(FILE *out, const struct discover_proc *p, const struct log_view *views,
+		      struct isolate_registry *reg)
 {
 	const char *in = "    ";
 	bool first = true;
@@ -363,6 +355,22 @@ static void json_proc(FILE *out, const struct discover_proc *p, const struct log
 		json_hex(out, l->isolate);
 		fprintf(out, ", \"size\": %" PRIu64 ", \"open\": %s", l->size,
 			l->open ? "true" : "false");
+		{
+			const struct isolate_info *info = isolate_of(reg, p, i);
+			char when[32];
+
+			fputs(", \"name\": ", out);
+			json_str(out, info ? info->name : NULL);
+			fputs(", \"version\": ", out);
+			json_str(out, info ? info->version : NULL);
+			fputs(", \"version_full\": ", out);
+			json_str(out, info && info->version_full[0] ? info->version_full : NULL);
+			fputs(", \"label\": ", out);
+			json_str(out, info ? info->label : NULL);
+			fputs(", \"created\": ", out);
+			json_str(out, info && info->created_ns ? created_str(info, when, sizeof(when)) :
+								 NULL);
+		}
 		json_log_scripts(out, views ? &views[i] : NULL);
 		fputs(" }", out);
 	}
@@ -382,7 +390,7 @@ static void json_proc(FILE *out, const struct discover_proc *p, const struct log
 	fputs("\n  }", out);
 }
 
-static int print_json(FILE *out, const struct discover_list *list)
+static int print_json(FILE *out, const struct discover_list *list, struct isolate_registry *reg)
 {
 	struct log_view *views;
 	size_t i;
@@ -392,7 +400,7 @@ static int print_json(FILE *out, const struct discover_list *list)
 		if (read_logs(&list->procs[i], &views))
 			return -ENOMEM;
 		fputs(i ? ",\n" : "\n", out);
-		json_proc(out, &list->procs[i], views);
+		json_proc(out, &list->procs[i], views, reg);
 		free_logs(views, list->procs[i].nr_logs);
 	}
 	fputs(list->nr ? "\n]\n" : "]\n", out);
@@ -400,6 +408,28 @@ static int print_json(FILE *out, const struct discover_list *list)
 }
 
 /* ---- table -------------------------------------------------------------- */
+
+/* The registry's view of the isolate of p's j-th log: name, version id. */
+static const struct isolate_info *isolate_of(struct isolate_registry *reg,
+					     const struct discover_proc *p, size_t j)
+{
+	if (isolate_registry__add_log_pid(reg, p->pid, p->logs[j].path) == -ENOMEM)
+		return NULL;
+	return isolate_registry__find(reg, p->pid, p->logs[j].isolate);
+}
+
+static const char *created_str(const struct isolate_info *info, char *buf, size_t len)
+{
+	time_t t;
+	struct tm tm;
+
+	if (!info || !info->created_ns)
+		return "unknown";
+	t = (time_t)(info->created_ns / 1000000000ull);
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return buf;
+}
 
 /* The user scripts of one isolate, one line each, and how many internal ones. */
 static void print_log_scripts(FILE *out, const struct log_view *v)
@@ -428,9 +458,9 @@ static void print_log_scripts(FILE *out, const struct log_view *v)
 			internal == 1 ? "" : "s");
 }
 
-static int print_table(FILE *out, const struct discover_list *list)
+static int print_table(FILE *out, const struct discover_list *list, struct isolate_registry *reg)
 {
-	char runtime[96], build_id[BUILD_ID_SHORT + 1];
+	char runtime[96], build_id[BUILD_ID_SHORT + 1], when[32];
 	struct log_view *views;
 	size_t i, j;
 
@@ -448,8 +478,14 @@ static int print_table(FILE *out, const struct discover_list *list)
 		if (read_logs(p, &views))
 			return -ENOMEM;
 		for (j = 0; j < p->nr_logs; j++) {
-			fprintf(out, "    isolate 0x%" PRIx64 "  %s%s\n", p->logs[j].isolate,
-				p->logs[j].path, p->logs[j].open ? "" : "  (closed)");
+			const struct isolate_info *info = isolate_of(reg, p, j);
+
+			fprintf(out, "    isolate 0x%" PRIx64 "  %s  version %s  created %s\n",
+				p->logs[j].isolate, info ? info->name : "?",
+				info ? (info->label ? info->label : info->version) : "unknown",
+				created_str(info, when, sizeof(when)));
+			fprintf(out, "        log %s%s\n", p->logs[j].path,
+				p->logs[j].open ? "" : "  (closed)");
 			print_log_scripts(out, &views[j]);
 		}
 		free_logs(views, p->nr_logs);
@@ -487,6 +523,7 @@ int cmd_targets(int argc, char **argv)
 	};
 	struct targets_env env = { 0 };
 	struct discover_list *list = NULL;
+	struct isolate_registry *reg = NULL;
 	char **args;
 	size_t i;
 	int err, ret = 0;
@@ -515,10 +552,13 @@ int cmd_targets(int argc, char **argv)
 		ret = 1;
 	}
 
-	if (env.json)
-		err = print_json(stdout, list);
+	reg = isolate_registry__new();
+	if (!reg)
+		err = -ENOMEM;
+	else if (env.json)
+		err = print_json(stdout, list, reg);
 	else if (list->nr)
-		err = print_table(stdout, list);
+		err = print_table(stdout, list, reg);
 	else if (!env.npids)
 		printf("No V8 runtime found (%zu other processes looked at).\n", list->scanned);
 
@@ -534,6 +574,7 @@ int cmd_targets(int argc, char **argv)
 		fprintf(stderr, "isoprof: targets: writing output: %s\n", strerror(errno));
 		ret = 1;
 	}
+	isolate_registry__free(reg);
 	discover__free(list);
 	return ret;
 }
