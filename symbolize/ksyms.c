@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* ksyms: parse /proc/kallsyms; see ksyms.h for the contract. */
+#include "textscan.h"
 #include "ksyms.h"
 
 #include <errno.h>
@@ -26,16 +27,6 @@ struct kline {
 	uint8_t underscores;
 };
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static bool is_end_marker(const char *name)
 {
@@ -72,9 +63,9 @@ static bool parse_line(char *p, char *end, struct kline *kl)
 
 	if (memchr(p, '\0', (size_t)(end - p)))
 		return false;
-	if (p >= end || hex_digit(*p) < 0)
+	if (p >= end || textscan__hex_digit(*p) < 0)
 		return false;
-	for (; p < end && (d = hex_digit(*p)) >= 0; p++) {
+	for (; p < end && (d = textscan__hex_digit(*p)) >= 0; p++) {
 		if (addr > (UINT64_MAX >> 4))
 			return false;
 		addr = (addr << 4) | (uint64_t)d;

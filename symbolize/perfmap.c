@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* perfmap: incremental reader of V8's /tmp/perf-PID.map; see perfmap.h. */
+#include "textscan.h"
 #include "perfmap.h"
 
 #include <errno.h>
@@ -367,36 +368,13 @@ out:
 
 /* ---- the map ----------------------------------------------------------- */
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* Hex with an optional "0x"; own parser, since lines are not NUL-terminated. */
 static bool parse_hex(const char **pp, const char *end, uint64_t *out)
 {
-	const char *p = *pp;
-	uint64_t v = 0;
-	int d;
-
-	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	if (p >= end || hex_digit(*p) < 0)
-		return false;
-	for (; p < end && (d = hex_digit(*p)) >= 0; p++) {
-		if (v > (UINT64_MAX >> 4))
-			return false;
-		v = (v << 4) | (uint64_t)d;
-	}
-	*pp = p;
-	*out = v;
-	return true;
+	if (end - *pp > 2 && (*pp)[0] == '0' && ((*pp)[1] == 'x' || (*pp)[1] == 'X'))
+		*pp += 2;
+	return textscan__hex(pp, end, out);
 }
 
 static void drop_parsed(struct perfmap *pm)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* proc_maps: parse /proc/PID/maps; see proc_maps.h for the contract. */
+#include "textscan.h"
 #include "proc_maps.h"
 
 #include <errno.h>
@@ -20,39 +21,12 @@ struct proc_maps {
 
 static const char deleted_suffix[] = " (deleted)";
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /*
  * Own number parsers rather than strtoull(): that one skips leading blanks,
  * takes signs and "0x", and wants a NUL-terminated string, none of which a
  * line cut out of a buffer has.
  */
-static bool parse_hex(const char **pp, const char *end, uint64_t *out)
-{
-	const char *p = *pp;
-	uint64_t v = 0;
-	int d;
-
-	if (p >= end || hex_digit(*p) < 0)
-		return false;
-	for (; p < end && (d = hex_digit(*p)) >= 0; p++) {
-		if (v > (UINT64_MAX >> 4))
-			return false;
-		v = (v << 4) | (uint64_t)d;
-	}
-	*pp = p;
-	*out = v;
-	return true;
-}
 
 static bool parse_dec(const char **pp, const char *end, uint64_t *out)
 {
@@ -107,12 +81,12 @@ static bool parse_line(const char *p, const char *end, struct proc_map *m, char 
 
 	if (memchr(p, '\0', (size_t)(end - p)))
 		return false;
-	if (!parse_hex(&p, end, &m->start) || !expect(&p, end, '-') ||
-	    !parse_hex(&p, end, &m->end) || !expect(&p, end, ' ') ||
+	if (!textscan__hex(&p, end, &m->start) || !expect(&p, end, '-') ||
+	    !textscan__hex(&p, end, &m->end) || !expect(&p, end, ' ') ||
 	    !parse_perms(&p, end, m->perms) || !expect(&p, end, ' ') ||
-	    !parse_hex(&p, end, &m->offset) || !expect(&p, end, ' ') ||
-	    !parse_hex(&p, end, &major) || !expect(&p, end, ':') ||
-	    !parse_hex(&p, end, &minor) || !expect(&p, end, ' ') ||
+	    !textscan__hex(&p, end, &m->offset) || !expect(&p, end, ' ') ||
+	    !textscan__hex(&p, end, &major) || !expect(&p, end, ':') ||
+	    !textscan__hex(&p, end, &minor) || !expect(&p, end, ' ') ||
 	    !parse_dec(&p, end, &m->inode))
 		return false;
 	if (m->start >= m->end || major > UINT32_MAX || minor > UINT32_MAX)

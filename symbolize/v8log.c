@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* v8log: incremental reader of V8's per-isolate code log; see v8log.h. */
+#include "textscan.h"
 #include "v8log.h"
 
 #include <dirent.h>
@@ -109,16 +110,6 @@ static size_t split(const char *p, const char *end, struct fld *f, size_t max)
 	return nf;
 }
 
-static int hex_digit(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* The whole field as hex, "0x" optional (V8 always writes it for pointers). */
 static bool fld_hex(const struct fld *f, uint64_t *out)
@@ -132,7 +123,7 @@ static bool fld_hex(const struct fld *f, uint64_t *out)
 	if (p == end)
 		return false;
 	for (; p < end; p++) {
-		d = hex_digit(*p);
+		d = textscan__hex_digit(*p);
 		if (d < 0 || v > (UINT64_MAX >> 4))
 			return false;
 		v = (v << 4) | (uint64_t)d;
@@ -208,7 +199,7 @@ static int hex_n(const char *s, int n)
 	int v = 0, d;
 
 	while (n--) {
-		d = hex_digit(*s++);
+		d = textscan__hex_digit(*s++);
 		if (d < 0)
 			return -1;
 		v = v << 4 | d;
@@ -1258,7 +1249,7 @@ int v8log__parse_filename(const char *name, uint64_t *isolate, pid_t *pid)
 	/* glibc streams a pointer as 0x...; other C++ libraries may not. */
 	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	for (; (d = hex_digit(*p)) >= 0; p++) {
+	for (; (d = textscan__hex_digit(*p)) >= 0; p++) {
 		if (++digits > 16)
 			return -EINVAL;
 		addr = addr << 4 | (uint64_t)d;

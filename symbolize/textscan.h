@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * textscan: number scanners for the line parsers of symbolize/ (maps,
+ * kallsyms, perf maps, V8 logs).  Lines there are cut out of a buffer, not
+ * NUL-terminated, and must not accept what strtoull() would (blanks, signs,
+ * a silent "0x", overflow), hence these.
+ */
+#ifndef ISOPROF_SYMBOLIZE_TEXTSCAN_H
+#define ISOPROF_SYMBOLIZE_TEXTSCAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* The value of a hex digit, or -1. */
+static inline int textscan__hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * Hex digits at *pp (at least one, before end); false on none or on
+ * overflow.  On success *pp moves past them.
+ */
+static inline bool textscan__hex(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int d;
+
+	if (p >= end || textscan__hex_digit(*p) < 0)
+		return false;
+	for (; p < end && (d = textscan__hex_digit(*p)) >= 0; p++) {
+		if (v > (UINT64_MAX >> 4))
+			return false;
+		v = (v << 4) | (uint64_t)d;
+	}
+	*pp = p;
+	*out = v;
+	return true;
+}
+
+#endif /* ISOPROF_SYMBOLIZE_TEXTSCAN_H */
