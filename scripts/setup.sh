@@ -10,13 +10,13 @@ PACKAGES=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	protobuf-c-compiler libprotobuf-c-dev libiberty-dev
 	libcmocka-dev libclang-rt-14-dev
-	golang-go linux-perf wrk procps curl nodejs
+	golang-go linux-perf wrk procps curl nodejs python3
 )
 
 # command or file that proves each need is met
 CHECKS=(
 	"cmd:gcc" "cmd:clang" "cmd:make" "cmd:bpftool" "cmd:protoc-c" "cmd:go"
-	"cmd:perf" "cmd:wrk" "cmd:objcopy" "cmd:strip" "cmd:curl" "cmd:node" "cmd:npm"
+	"cmd:perf" "cmd:wrk" "cmd:objcopy" "cmd:strip" "cmd:curl" "cmd:node" "cmd:npm" "cmd:python3"
 	"file:/usr/include/bpf/libbpf.h" "file:/usr/include/libelf.h"
 	"file:/usr/include/gelf.h" "file:/usr/include/zlib.h"
 	"file:/usr/include/protobuf-c/protobuf-c.h"

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "discover.h"
 #include "isolates.h"
+#include "sampler.h"
 #include "v8log.h"
 
 #define MAX_PIDS 256
@@ -31,6 +32,7 @@
 
 struct targets_env {
 	bool json;
+	long sample_ms;
 	pid_t pids[MAX_PIDS];
 	size_t npids;
 };
@@ -38,6 +40,9 @@ struct targets_env {
 static const struct argp_option targets_options[] = {
 	{ "json", 'j', NULL, 0, "Print a JSON array of objects instead of a table", 0 },
 	{ "pid", 'p', "PID", 0, "Only this process; repeatable", 0 },
+	{ "sample-ms", 's', "MS", 0,
+	  "Also sample the runtimes for MS milliseconds (BPF, 1000 Hz) and show each "
+	  "isolate's recent samples", 0 },
 	{ 0 },
 };
 
@@ -50,6 +55,14 @@ static error_t targets_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'j':
 		env->json = true;
+		break;
+	case 's':
+		errno = 0;
+		v = strtol(arg, &end, 10);
+		if (errno || end == arg || *end || v < 1 || v > 10000)
+			argp_error(state, "--sample-ms must be an integer from 1 to 10000, not '%s'",
+				   arg);
+		env->sample_ms = v;
 		break;
 	case 'p':
 		errno = 0;
@@ -67,6 +80,95 @@ static error_t targets_parse(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+/* ---- recent activity: a short BPF capture -------------------------------- */
+
+struct activity_count {
+	pid_t pid;
+	uint64_t isolate;
+	uint64_t samples;
+};
+
+/* What --sample-ms saw; NULL without it.  One command run, one capture. */
+static struct activity {
+	struct activity_count *counts;
+	size_t nr, cap;
+	long ms;
+} *activity;
+
+static int count_sample(void *ctx, const struct isoprof_sample *s)
+{
+	struct activity *a = ctx;
+
+	for (size_t i = 0; i < a->nr; i++) {
+		if (a->counts[i].pid == (pid_t)s->pid && a->counts[i].isolate == s->isolate) {
+			a->counts[i].samples++;
+			return 0;
+		}
+	}
+	if (a->nr == a->cap) {
+		size_t cap = a->cap ? a->cap * 2 : 16;
+		struct activity_count *c = realloc(a->counts, cap * sizeof(*c));
+
+		if (!c)
+			return 0; /* a count lost, not the listing */
+		a->counts = c;
+		a->cap = cap;
+	}
+	a->counts[a->nr++] = (struct activity_count){ s->pid, s->isolate, 1 };
+	return 0;
+}
+
+static uint64_t recent_samples(pid_t pid, uint64_t isolate)
+{
+	for (size_t i = 0; activity && i < activity->nr; i++)
+		if (activity->counts[i].pid == pid && activity->counts[i].isolate == isolate)
+			return activity->counts[i].samples;
+	return 0;
+}
+
+static int sample_activity(const struct discover_list *list, long ms, struct activity *a)
+{
+	struct sampler_opts opts = { .frequency_hz = 1000 };
+	struct timespec t0, t;
+	struct sampler *s;
+	char why[256] = "";
+	int err = 0;
+
+	opts.err_buf = why;
+	opts.err_len = sizeof(why);
+	a->ms = ms;
+	s = sampler__new(&opts, count_sample, a);
+	if (!s) {
+		fprintf(stderr, "isoprof: targets: --sample-ms: %s\n", why[0] ? why : strerror(errno));
+		return -errno;
+	}
+	for (size_t i = 0; i < list->nr && !err; i++) {
+		const struct discover_proc *p = &list->procs[i];
+		struct isoprof_target target = { 0 };
+
+		if (p->tls.supported) {
+			target.isolate_tls_offset = p->tls.tp_offset;
+			target.flags = ISOPROF_TARGET_READ_ISOLATE;
+		}
+		err = sampler__add_target(s, p->pid, &target);
+	}
+	if (!err && (err = sampler__start(s)) > 0)
+		err = 0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!err) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= ms)
+			break;
+		if (sampler__poll(s, 20) < 0)
+			break;
+	}
+	sampler__stop(s);
+	sampler__free(s);
+	if (err)
+		fprintf(stderr, "isoprof: targets: --sample-ms: %s\n", strerror(-err));
+	return err;
 }
 
 /* ---- scripts, from the code logs ------------------------------------------ */
@@ -370,6 +472,9 @@ static void json_proc(FILE *out, const struct discover_proc *p, const struct log
 			fputs(", \"created\": ", out);
 			json_str(out, info && info->created_ns ? created_str(info, when, sizeof(when)) :
 								 NULL);
+			if (activity)
+				fprintf(out, ", \"recent_samples\": %" PRIu64,
+					recent_samples(p->pid, p->logs[i].isolate));
 		}
 		json_log_scripts(out, views ? &views[i] : NULL);
 		fputs(" }", out);
@@ -480,10 +585,14 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 		for (j = 0; j < p->nr_logs; j++) {
 			const struct isolate_info *info = isolate_of(reg, p, j);
 
-			fprintf(out, "    isolate 0x%" PRIx64 "  %s  version %s  created %s\n",
+			fprintf(out, "    isolate 0x%" PRIx64 "  %s  version %s  created %s",
 				p->logs[j].isolate, info ? info->name : "?",
 				info ? (info->label ? info->label : info->version) : "unknown",
 				created_str(info, when, sizeof(when)));
+			if (activity)
+				fprintf(out, "  samples %" PRIu64 " in %ld ms",
+					recent_samples(p->pid, p->logs[j].isolate), activity->ms);
+			fputc('\n', out);
 			fprintf(out, "        log %s%s\n", p->logs[j].path,
 				p->logs[j].open ? "" : "  (closed)");
 			print_log_scripts(out, &views[j]);
@@ -552,6 +661,14 @@ int cmd_targets(int argc, char **argv)
 		ret = 1;
 	}
 
+	if (env.sample_ms && list->nr) {
+		static struct activity seen;
+
+		if (sample_activity(list, env.sample_ms, &seen))
+			ret = 1;
+		else
+			activity = &seen;
+	}
 	reg = isolate_registry__new();
 	if (!reg)
 		err = -ENOMEM;

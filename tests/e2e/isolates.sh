@@ -157,6 +157,22 @@ else
 	sed -n '1,30p' "$T/back.top"
 	fail "record --script back.js" "exit $rc, or backWork missing, or other workers present"
 fi
+# targets: per isolate its name, version id and, with --sample-ms, recent samples
+"$ISOPROF" targets --pid "$WORKERD_PID" --sample-ms 800 --json >"$T/targets.json" 2>"$T/targets.err"
+if python3 - "$T/targets.json" <<'PY'
+import json, sys
+procs = json.load(open(sys.argv[1]))
+logs = {l["name"]: l for p in procs for l in p["code_logs"]}
+assert logs["back.js"]["recent_samples"] > 0, logs["back.js"]
+assert logs["idle.js"]["recent_samples"] == 0, logs["idle.js"]
+assert len(logs["back.js"]["version"]) == 12 and logs["back.js"]["created"]
+PY
+then
+	pass "targets --sample-ms: recent samples per isolate (back busy, idle none), version, creation time"
+else
+	cat "$T/targets.err"
+	fail "targets --sample-ms" "see above"
+fi
 "$ISOPROF" record -q --pid "$WORKERD_PID" --duration-ms 1000 --script nosuch.js -o "$T/x.pb.gz" 2>"$T/nosuch.err"
 rc=$?
 if [ $rc -ne 0 ] && grep -q "nosuch.js" "$T/nosuch.err" && grep -q "front.js" "$T/nosuch.err" &&
