@@ -918,9 +918,10 @@ int cmd_record(int argc, char **argv)
 	if (env.version_labels) {
 		char why[256] = "";
 
+		/* returns how many labels it loaded */
 		err = isolate_registry__load_labels(c.isolates, env.version_labels, why,
 						    sizeof(why));
-		if (err) {
+		if (err < 0) {
 			fprintf(stderr, "isoprof: %s: %s\n", env.version_labels,
 				why[0] ? why : strerror(-err));
 			goto out;

@@ -157,6 +157,18 @@ else
 	sed -n '1,30p' "$T/back.top"
 	fail "record --script back.js" "exit $rc, or backWork missing, or other workers present"
 fi
+# an operator's label for back.js's version: selectable, and on every sample
+printf '# script version-id label\nback.js %s deploy-42\n' "$(version_of back.js "$T/wd/back.js")" >"$T/labels"
+"$ISOPROF" record -q --pid "$WORKERD_PID" --duration-ms 1000 --version-labels "$T/labels" \
+	--script back.js --version deploy-42 -o "$T/label.pb.gz" 2>"$T/label.err"
+if [ $? -eq 0 ] && HOME=${HOME:-/root} go tool pprof -tags "$T/label.pb.gz" 2>/dev/null |
+	grep -qE '^ +[0-9.]+[a-z]* \( *100%\): deploy-42$'; then
+	pass "--version-labels: back.js's version shown and selected as deploy-42"
+else
+	cat "$T/label.err"
+	fail "--version-labels" "no sample labelled version=deploy-42"
+fi
+
 # targets: per isolate its name, version id and, with --sample-ms, recent samples
 "$ISOPROF" targets --pid "$WORKERD_PID" --sample-ms 800 --json >"$T/targets.json" 2>"$T/targets.err"
 if python3 - "$T/targets.json" <<'PY'
