@@ -423,15 +423,28 @@ static int workerd_inspector_flag(const char *cmdline, size_t len, char *host, s
 int discover__parse_inspector_flag(enum discover_runtime rt, const char *cmdline, size_t len,
 				   char *host, size_t host_len, unsigned int *port)
 {
+	char *copy;
+	int named = 0;
+
 	if (!host_len)
 		return -ENOSPC;
-	if (rt == DISCOVER_NODE)
-		return node_inspector_flag(cmdline, len, host, host_len, port);
-	if (rt == DISCOVER_WORKERD)
-		return workerd_inspector_flag(cmdline, len, host, host_len, port);
 	host[0] = '\0';
 	*port = 0;
-	return 0;
+	/*
+	 * The parsers compare whole arguments; a cmdline cut off in its last
+	 * argument has no NUL there, so they work on a terminated copy.
+	 */
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, cmdline, len);
+	copy[len] = '\0';
+	if (rt == DISCOVER_NODE)
+		named = node_inspector_flag(copy, len, host, host_len, port);
+	else if (rt == DISCOVER_WORKERD)
+		named = workerd_inspector_flag(copy, len, host, host_len, port);
+	free(copy);
+	return named;
 }
 
 int discover__format_hostport(const char *host, unsigned int port, char *buf, size_t len)
