@@ -26,6 +26,7 @@
 #include <elf.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "elf_symtab.h"
@@ -82,6 +83,7 @@ struct uproc {
 	struct perfmap *perfmap; /* NULL when its path could not be found */
 	int perfmap_err;	/* last perfmap__update() error; -ENOENT: no map (yet) */
 	bool perfmap_read;	/* perfmap__update() ran at least once */
+	uint64_t perfmap_read_ns; /* CLOCK_MONOTONIC of the last update */
 	const char *exe;	/* interned /proc/PID/exe target, or NULL */
 	uint64_t generation;
 	struct umap **hist;	/* every mapping seen, sorted by start */
@@ -684,6 +686,16 @@ static void open_perfmap(struct symbolizer *s, struct uproc *p)
 	p->perfmap_err = -ENOENT;
 }
 
+#define PERFMAP_REREAD_NS 20000000ull /* 20 ms */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static void update_perfmap(struct symbolizer *s, struct uproc *p)
 {
 	int n;
@@ -692,6 +704,7 @@ static void update_perfmap(struct symbolizer *s, struct uproc *p)
 		return;
 	n = perfmap__update(p->perfmap);
 	p->perfmap_read = true;
+	p->perfmap_read_ns = mono_ns();
 	/* A map that existed and vanished keeps what was read: only note errors. */
 	if (n < 0 && n != -ENOENT) {
 		char what[64];
@@ -875,8 +888,12 @@ static void resolve_jit(struct symbolizer *s, struct uproc *p, uint64_t ip, bool
 	if (!p->perfmap_read)
 		update_perfmap(s, p);
 	err = perfmap__lookup(p->perfmap, ip, &sym);
-	if (err == -ENOENT) {
-		/* code compiled since the last read: the map only grows */
+	/*
+	 * Code compiled since the last read: the map only grows.  A burst of
+	 * misses (unnamed addresses symbolized one after the other) rereads it
+	 * once, not once per address.
+	 */
+	if (err == -ENOENT && mono_ns() - p->perfmap_read_ns >= PERFMAP_REREAD_NS) {
 		update_perfmap(s, p);
 		err = perfmap__lookup(p->perfmap, ip, &sym);
 	}

@@ -444,8 +444,10 @@ static void test_perfmap(void **state)
 	assert_int_equal(f.miss, SYM_MISS_ANON);
 	assert_non_null(f.mapping);
 
-	/* code compiled after the first read, outside any known mapping */
+	/* code compiled after the first read, outside any known mapping; a miss
+	 * rereads the map at most every 20 ms */
 	append_file(map, "7f1000000000 200 JS:^later /srv/w.js:20:5\n");
+	usleep(30000);
 	assert_int_equal(symbolizer__resolve_user(s, pid, 0x7f1000000100, &f), 0);
 	assert_int_equal(f.miss, SYM_OK);
 	assert_string_equal(f.name, "later");
