@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* v8log: incremental reader of V8's per-isolate code log; see v8log.h. */
 #include "textscan.h"
+#include "v8inline.h"
 #include "v8log.h"
 
 #include <dirent.h>
@@ -83,6 +84,8 @@ struct v8log {
 	uint64_t lines, events;
 	size_t malformed, first_malformed, unmatched;
 	size_t added;		/* events used by the current call */
+
+	struct v8inline *inl;	/* inlined frames of optimized code */
 };
 
 /* ---- fields and numbers ---------------------------------------------- */
@@ -581,6 +584,9 @@ static int ev_code_creation(struct v8log *log, const char *p, const char *end)
 	log->names[log->names_len + f[0].n + 1 + len] = '\0';
 	log->names_len += f[0].n + 1 + len + 1;
 	log->nr++;
+	if (sfi && f[0].n == 2 && !memcmp(f[0].s, "JS", 2) &&
+	    v8inline__function(log->inl, sfi, log->names + e->name + f[0].n + 1, len))
+		return -ENOMEM;
 	return 1;
 bad:
 	note_malformed(log);
@@ -596,6 +602,7 @@ static int ev_code_move(struct v8log *log, const char *p, const char *end)
 
 	if (split(p, end, f, 2) != 2 || !fld_hex(&f[0], &from) || !fld_hex(&f[1], &to))
 		goto bad;
+	v8inline__move(log->inl, from, to);
 	idx = hash_get(log, from);
 	if (!idx) {
 		/* Code logged before we looked, or while V8 stopped logging. */
@@ -820,6 +827,11 @@ static int parse_line(struct v8log *log, const char *line, size_t len)
 		ret = ev_script_details(log, rest, end);
 	else if (fld_is(&ev, "v8-version"))
 		ret = ev_version(log, rest, end);
+	else if (fld_is(&ev, "code-source-info")) {
+		ret = v8inline__source_info(log->inl, rest, (size_t)(end - rest));
+		if (!ret)
+			note_malformed(log);
+	}
 	else
 		return 0;
 	if (ret > 0) {
@@ -1028,6 +1040,7 @@ static void clear(struct v8log *log)
 	log->lines = log->events = 0;
 	log->malformed = log->first_malformed = log->unmatched = 0;
 	log->added = 0;
+	v8inline__clear(log->inl);
 }
 
 static int tail_restart(void *ctx)
@@ -1042,8 +1055,15 @@ struct v8log *v8log__new(const char *path)
 
 	if (!log)
 		return NULL;
+	log->inl = v8inline__new();
+	if (!log->inl) {
+		free(log);
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (path) {
 		if (perfmap_tail__init(&log->tail, path, V8LOG_LINE_MAX) < 0) {
+			v8inline__free(log->inl);
 			free(log);
 			errno = ENOMEM;
 			return NULL;
@@ -1068,7 +1088,44 @@ void v8log__free(struct v8log *log)
 	free(log->code);
 	free(log->names);
 	free(log->scratch);
+	v8inline__free(log->inl);
 	free(log);
+}
+
+static const char *source_by_id(void *ctx, int id, size_t *len)
+{
+	const struct v8log_script *sc = v8log__script(ctx, id);
+
+	*len = sc ? sc->source_len : 0;
+	return sc ? sc->source : NULL;
+}
+
+static const char *source_by_name(void *ctx, const char *name, size_t *len)
+{
+	const struct v8log *log = ctx;
+
+	for (size_t i = 0; i < log->nr_scripts; i++) {
+		const struct v8log_script *sc = &log->scripts[i]->pub;
+
+		if (sc->source && !strcmp(sc->name, name)) {
+			*len = sc->source_len;
+			return sc->source;
+		}
+	}
+	*len = 0;
+	return NULL;
+}
+
+int v8log__inline_stack(struct v8log *log, uint64_t start, uint64_t off,
+			struct v8inline_frame *frames, size_t max, struct v8inline_frame *outer)
+{
+	const struct v8inline_sources src = {
+		.by_id = source_by_id,
+		.by_name = source_by_name,
+		.ctx = log,
+	};
+
+	return v8inline__stack(log->inl, start, off, &src, frames, max, outer);
 }
 
 static int finish(struct v8log *log, int err)

@@ -54,6 +54,7 @@
 #include <sys/types.h>
 
 #include "sha256.h"
+#include "v8inline.h"
 #include "v8name.h"
 
 /* A script-source line holds a whole script: bundles of tens of MB exist. */
@@ -128,6 +129,16 @@ const struct v8log_script *v8log__script(const struct v8log *log, int id);
 
 /* The newest code covering addr: 0, -ENOENT, -ENOMEM. */
 int v8log__lookup(struct v8log *log, uint64_t addr, struct v8log_sym *out);
+
+/*
+ * The JS functions inlined at pc offset off of the optimized code starting
+ * at start (code-source-info lines), innermost first, without the code's
+ * own function; *outer gets the position in that outermost function.
+ * Returns how many (0 when not inlined there or unknown).  Strings stay
+ * valid until the next call or update.  See v8inline.h.
+ */
+int v8log__inline_stack(struct v8log *log, uint64_t start, uint64_t off,
+			struct v8inline_frame *frames, size_t max, struct v8inline_frame *outer);
 
 size_t v8log__count(const struct v8log *log);
 size_t v8log__malformed(const struct v8log *log);

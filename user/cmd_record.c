@@ -620,12 +620,13 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 	struct group_filter filter = { .attr = &c->attr };
 	int err;
 
-	c->ft = frame_table__build(c->store, c->sym);
-	if (!c->ft)
-		return -ENOMEM;
+	/* code logs first: the frame table takes inlined functions from them */
 	err = isolate_registry__refresh(c->isolates);
 	if (err == -ENOMEM)
 		return err;
+	c->ft = frame_table__build(c->store, c->sym, c->isolates);
+	if (!c->ft)
+		return -ENOMEM;
 	err = attribution__build(&c->attr, c->store, c->ft, c->isolates);
 	if (err)
 		return err;

@@ -7,6 +7,8 @@
 #include "cpu_profile.h"
 #include "pprof_builder.h"
 
+#define MAX_LOCATION_LINES 33
+
 enum synthetic_root {
 	ROOT_NONE = -1,
 	ROOT_GC,
@@ -140,6 +142,25 @@ static uint64_t location_for(struct writer *w, uint32_t idx)
 	}
 	if (!line.function_id)
 		return 0;
+	if (f->ninlined) {
+		/* profile.proto: line[0] is the innermost inlined function, the last its caller */
+		struct pprof_line lines[MAX_LOCATION_LINES];
+		uint32_t n = 0;
+
+		for (; n < f->ninlined && n + 1 < MAX_LOCATION_LINES; n++) {
+			const struct frame_inline *in = &f->inlined[n];
+
+			lines[n].function_id = pprof_builder__function(w->b, in->function,
+								       in->function, in->script, 0);
+			if (!lines[n].function_id)
+				return 0;
+			lines[n].line = in->line;
+			lines[n].column = in->column;
+		}
+		lines[n++] = line;
+		w->loc_ids[idx] = pprof_builder__location(w->b, map_id, f->addr, lines, n);
+		return w->loc_ids[idx];
+	}
 	w->loc_ids[idx] = pprof_builder__location(w->b, map_id, f->addr, &line, 1);
 	return w->loc_ids[idx];
 }

@@ -22,6 +22,10 @@ struct frame_table {
 	struct frame_slot *slots;
 	size_t slots_cap;	/* power of two */
 	uint32_t *indices;	/* all stacks' frame indices, back to back */
+	struct frame_inline **inlined;	/* arrays handed out, freed with the table */
+	size_t ninlined, inlined_cap;
+	char **strings;
+	size_t nstrings, strings_cap;
 	struct stack_view *stacks;
 	size_t nstacks;
 };
@@ -144,9 +148,77 @@ static int grow_slots(struct frame_table *ft)
 	return 0;
 }
 
+static const char *own_string(struct frame_table *ft, const char *s)
+{
+	char *copy;
+
+	if (ft->nstrings == ft->strings_cap) {
+		size_t cap = ft->strings_cap ? ft->strings_cap * 2 : 64;
+		char **strings = realloc(ft->strings, cap * sizeof(*strings));
+
+		if (!strings)
+			return NULL;
+		ft->strings = strings;
+		ft->strings_cap = cap;
+	}
+	copy = strdup(s);
+	if (copy)
+		ft->strings[ft->nstrings++] = copy;
+	return copy;
+}
+
+#define MAX_INLINED 32
+
+/*
+ * Optimized JS code folds the functions it inlined into one code object:
+ * the V8 code log says which, at this pc, so they come back as frames.
+ */
+static int add_inlined(struct frame_table *ft, struct isolate_registry *reg, struct frame *f)
+{
+	struct v8inline_frame in[MAX_INLINED], outer;
+	struct frame_inline *out;
+	int n;
+
+	if (!reg || f->sym.kind != SYM_FRAME_JIT || f->sym.jit_kind != V8NAME_JS)
+		return 0;
+	n = isolate_registry__inline_stack(reg, f->pid, f->addr - f->sym.symbol_offset,
+					   f->sym.symbol_offset, in, MAX_INLINED, &outer);
+	if (n <= 0)
+		return 0;
+	if (ft->ninlined == ft->inlined_cap) {
+		size_t cap = ft->inlined_cap ? ft->inlined_cap * 2 : 64;
+		struct frame_inline **arr = realloc(ft->inlined, cap * sizeof(*arr));
+
+		if (!arr)
+			return -ENOMEM;
+		ft->inlined = arr;
+		ft->inlined_cap = cap;
+	}
+	out = calloc(n, sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	ft->inlined[ft->ninlined++] = out;
+	for (int i = 0; i < n; i++) {
+		out[i].function = own_string(ft, *in[i].function ? in[i].function : "(anonymous)");
+		out[i].script = in[i].script ? own_string(ft, in[i].script) : NULL;
+		if (!out[i].function || (in[i].script && !out[i].script))
+			return -ENOMEM;
+		out[i].line = in[i].line;
+		out[i].column = in[i].column;
+	}
+	f->inlined = out;
+	f->ninlined = n;
+	if (outer.line) {
+		f->sym.line = outer.line;
+		f->sym.column = outer.column;
+	}
+	return 0;
+}
+
 /* The frame for (pid, ip), symbolized on first sight.  -ENOMEM. */
-static int frame_for(struct frame_table *ft, struct symbolizer *sym, uint32_t pid, bool kernel,
-		     bool return_address, uint64_t ip, uint32_t *idx)
+static int frame_for(struct frame_table *ft, struct symbolizer *sym,
+		     struct isolate_registry *reg, uint32_t pid, bool kernel, bool return_address,
+		     uint64_t ip, uint32_t *idx)
 {
 	uint32_t flags = (kernel ? FRAME_KEY_KERNEL : 0) | (return_address ? FRAME_KEY_RETURN : 0);
 	struct frame_slot *slot;
@@ -189,6 +261,8 @@ static int frame_for(struct frame_table *ft, struct symbolizer *sym, uint32_t pi
 	f->jit = f->sym.kind == SYM_FRAME_JIT || f->sym.miss == SYM_MISS_ANON ||
 		 f->sym.miss == SYM_MISS_NO_PERFMAP;
 	f->cls = classify(f);
+	if (add_inlined(ft, reg, f))
+		return -ENOMEM;
 	slot = &ft->slots[i];
 	slot->ip = ip;
 	slot->pid = pid;
@@ -230,7 +304,8 @@ static void summarize(struct frame_table *ft, struct stack_view *v, size_t nkern
 		v->cls = CLASS_RUNTIME_NATIVE;
 }
 
-struct frame_table *frame_table__build(const struct sample_store *store, struct symbolizer *sym)
+struct frame_table *frame_table__build(const struct sample_store *store, struct symbolizer *sym,
+				       struct isolate_registry *reg)
 {
 	size_t nstacks = sample_store__stack_count(store), total = 0, pos = 0;
 	struct frame_table *ft = calloc(1, sizeof(*ft));
@@ -253,13 +328,13 @@ struct frame_table *frame_table__build(const struct sample_store *store, struct 
 
 		sample_store__stack(store, id, &st);
 		for (size_t i = 0; i < st.nkernel; i++)
-			if (frame_for(ft, sym, st.pid, true, i > 0, st.ips[i], &out[i]))
+			if (frame_for(ft, sym, reg, st.pid, true, i > 0, st.ips[i], &out[i]))
 				goto fail;
 		for (size_t i = 0; i < st.nuser; i++) {
 			/* In a syscall, the user "leaf" is the return address after it. */
 			bool ret = i > 0 || st.nkernel > 0;
 
-			if (frame_for(ft, sym, st.pid, false, ret, st.ips[st.nkernel + i],
+			if (frame_for(ft, sym, reg, st.pid, false, ret, st.ips[st.nkernel + i],
 				      &out[st.nkernel + i]))
 				goto fail;
 		}
@@ -281,6 +356,12 @@ void frame_table__free(struct frame_table *ft)
 {
 	if (!ft)
 		return;
+	for (size_t i = 0; i < ft->ninlined; i++)
+		free(ft->inlined[i]);
+	free(ft->inlined);
+	for (size_t i = 0; i < ft->nstrings; i++)
+		free(ft->strings[i]);
+	free(ft->strings);
 	free(ft->frames);
 	free(ft->slots);
 	free(ft->indices);

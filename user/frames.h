@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "isolates.h"
 #include "sample_store.h"
 #include "symbolizer.h"
 
@@ -55,8 +56,19 @@ enum sample_class {
 /* "js", "v8-builtin", "gc", "v8-runtime", "runtime-native", "kernel", "idle" */
 const char *sample_class__str(enum sample_class cls);
 
+/* A JS function that optimized code inlined, from the V8 code log. */
+struct frame_inline {
+	const char *function;	/* "(anonymous)" when it has no name */
+	const char *script;	/* NULL when unknown */
+	uint32_t line;
+	uint32_t column;
+};
+
 struct frame {
-	struct sym_frame sym;	/* strings owned by the symbolizer */
+	struct sym_frame sym;	/* strings owned by the symbolizer; for JIT code with
+				 * inlined frames, line/column are the call site */
+	const struct frame_inline *inlined; /* innermost first; NULL when none */
+	uint32_t ninlined;
 	uint64_t addr;		/* address named: a return address minus one */
 	uint32_t pid;		/* 0 for kernel frames */
 	bool kernel;
@@ -76,7 +88,12 @@ struct stack_view {
 
 struct frame_table;
 
-struct frame_table *frame_table__build(const struct sample_store *store, struct symbolizer *sym);
+/*
+ * reg may be NULL; with it, JIT frames of optimized code get the functions
+ * it inlined at the sampled pc (isolate_registry__inline_stack()).
+ */
+struct frame_table *frame_table__build(const struct sample_store *store, struct symbolizer *sym,
+				       struct isolate_registry *reg);
 void frame_table__free(struct frame_table *ft);
 
 size_t frame_table__count(const struct frame_table *ft);

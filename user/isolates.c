@@ -1304,3 +1304,21 @@ void isolate_registry__free(struct isolate_registry *reg)
 	free(reg->names);
 	free(reg);
 }
+
+int isolate_registry__inline_stack(struct isolate_registry *reg, pid_t pid, uint64_t start,
+				   uint64_t off, struct v8inline_frame *frames, size_t max,
+				   struct v8inline_frame *outer)
+{
+	/* code addresses are per process: the first of its logs that knows wins */
+	for (size_t i = 0; reg && i < reg->nr; i++) {
+		struct iso_entry *e = reg->all[i];
+		int n;
+
+		if (e->info.pid != pid || !e->log)
+			continue;
+		n = v8log__inline_stack(e->log, start, off, frames, max, outer);
+		if (n > 0)
+			return n;
+	}
+	return 0;
+}

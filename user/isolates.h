@@ -53,6 +53,7 @@
 #include <sys/types.h>
 
 #include "sha256.h"
+#include "v8inline.h"
 
 #define ISOLATE_VERSION_LEN 12		/* hex characters shown */
 #define ISOLATE_VERSION_UNKNOWN "unknown"
@@ -191,6 +192,15 @@ int isolate_registry__match(struct isolate_registry *reg, const char *script, co
  * the next call of this function; NULL with errno ENOMEM.
  */
 const char *const *isolate_registry__names(struct isolate_registry *reg, size_t *nr);
+
+/*
+ * The JS functions that optimized code of process pid inlined at pc offset
+ * off of the code starting at start, innermost first (v8log__inline_stack()
+ * over the process's code logs).  0 when none.
+ */
+int isolate_registry__inline_stack(struct isolate_registry *reg, pid_t pid, uint64_t start,
+				   uint64_t off, struct v8inline_frame *frames, size_t max,
+				   struct v8inline_frame *outer);
 
 /*
  * Pure helpers, exposed for the tests.

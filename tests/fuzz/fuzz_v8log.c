@@ -11,9 +11,26 @@
 
 static volatile size_t sink;
 
+static void check_inline(struct v8log *log, uint64_t addr)
+{
+	struct v8inline_frame frames[8], outer;
+	int n;
+
+	for (uint64_t off = 0; off < 64; off += 7) {
+		n = v8log__inline_stack(log, addr, off, frames, 8, &outer);
+		if (n < 0 || n > 8)
+			__builtin_trap();
+		for (int i = 0; i < n; i++)
+			sink += strlen(frames[i].function) +
+				(frames[i].script ? strlen(frames[i].script) : 0);
+	}
+}
+
 static void check_lookup(struct v8log *log, uint64_t addr)
 {
 	struct v8log_sym sym;
+
+	check_inline(log, addr);
 
 	if (v8log__lookup(log, addr, &sym) < 0)
 		return;

@@ -291,7 +291,7 @@ static void test_events(void **state)
 
 	v8log__stats(log, &st);
 	assert_int_equal(st.lines, 20);
-	assert_int_equal(st.events, 15);
+	assert_int_equal(st.events, 16); /* code-source-info counts: it feeds v8inline */
 	assert_int_equal(st.scripts, 2);
 	assert_int_equal(st.unmatched_moves, 0);
 	v8log__free(log);
@@ -782,12 +782,62 @@ static void test_node_unicode(void **state)
 	v8log__free(log);
 }
 
+/*
+ * Optimized code of outer() that inlined inner(): a pc in the inlined part
+ * names inner at its position, and outer at the call.
+ */
+static void test_inline_stack(void **state)
+{
+	const char *src = "function outer(x) {\n  return inner(x) + 1;\n}\n"
+			  "function inner(y) {\n  return y * 2;\n}\n";
+	int call = (int)(strstr(src, "inner(x)") - src);
+	int body = (int)(strstr(src, "y * 2") - src);
+	struct v8inline_frame frames[4], outer;
+	struct v8log *log;
+	char text[2048];
+	(void)state;
+
+	/* the source escapes newlines as the log does */
+	snprintf(text, sizeof(text),
+		 "script-source,8,w.js,function outer(x) {\\n  return inner(x) + 1;\\n}\\n"
+		 "function inner(y) {\\n  return y * 2;\\n}\\n\n"
+		 "code-creation,JS,3,1,0x1000,100,outer w.js:1:15,0xa1,~\n"
+		 "code-creation,JS,3,2,0x2000,100,inner w.js:4:15,0xa2,~\n"
+		 "code-creation,JS,13,5,0x3000,500,outer w.js:1:15,0xa1,*\n"
+		 "code-source-info,0x3000,8,0,80,C0O0C20O%dI0C40O%d,F0O%d,S0xa2\n",
+		 body, call, call);
+	log = parse(text);
+
+	/* at pc offset 25: inside inner, inlined at outer's call */
+	assert_int_equal(v8log__inline_stack(log, 0x3000, 25, frames, 4, &outer), 1);
+	assert_string_equal(frames[0].function, "inner");
+	assert_string_equal(frames[0].script, "w.js");
+	assert_int_equal(frames[0].line, 5);
+	assert_int_equal(frames[0].column, 10);
+	assert_int_equal(outer.line, 2);
+	assert_int_equal(outer.column, 10);
+	/* before the inlined part, and past it: outer's own code */
+	assert_int_equal(v8log__inline_stack(log, 0x3000, 5, frames, 4, &outer), 0);
+	assert_int_equal(v8log__inline_stack(log, 0x3000, 45, frames, 4, &outer), 0);
+	/* code without inlining info, and unknown code */
+	assert_int_equal(v8log__inline_stack(log, 0x1000, 5, frames, 4, &outer), 0);
+	assert_int_equal(v8log__inline_stack(log, 0x9000, 5, frames, 4, &outer), 0);
+	/* a move takes the info along */
+	v8log__parse_buf(log, "code-move,0x3000,0x4000\n", 24);
+	assert_int_equal(v8log__inline_stack(log, 0x4000, 25, frames, 4, &outer), 1);
+	/* malformed source info is counted, never fatal */
+	v8log__parse_buf(log, "code-source-info,0x5000,8,0,80,CxO1,F0O1,S0xa2\n", 48);
+	assert_true(v8log__malformed(log) > 0);
+	v8log__free(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_filename),
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_events),
+		cmocka_unit_test(test_inline_stack),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_moves_and_overlaps),

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * v8inline: which JS functions an optimized code object inlined, and where
+ * a pc inside it is in each of them, from a V8 code log (v8log feeds it).
+ *
+ * V8 logs, with --log-source-position (implied by --log-code):
+ *   code-creation,JS,<kind>,<time>,0x<start>,<size>,<name>,0x<sfi>,<marker>
+ *   code-source-info,0x<start>,<script>,<start-pos>,<end-pos>,
+ *       C<pc-offset>O<source-pos>[I<inlining-id>]...,
+ *       F<function-index>O<call-pos>[I<parent-inlining-id>]...,
+ *       S0x<sfi>...
+ * A pc's last C entry at or before its offset gives a source position and,
+ * when inlined, the inlining id: function S[F[id].fn] at that position,
+ * called from F[id].parent (or the code's own function) at F[id].pos, and
+ * so on outwards.  Source positions are offsets in the script's source.
+ *
+ * Lines and columns are computed from the script sources the log carries;
+ * a function whose script is unknown gets line 0.
+ *
+ * Ownership: frames handed out point into the v8inline and stay valid until
+ * the next update or free.  Errors: -ENOMEM; malformed lines are ignored
+ * (counted by the caller).
+ */
+#ifndef ISOPROF_SYMBOLIZE_V8INLINE_H
+#define ISOPROF_SYMBOLIZE_V8INLINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct v8inline;
+
+struct v8inline_frame {
+	const char *function;	/* "" when anonymous */
+	const char *script;	/* NULL when unknown */
+	uint32_t line;		/* 1-based; 0 when unknown */
+	uint32_t column;
+};
+
+/* Looks up a script's source by id or by name; NULL when unknown. */
+struct v8inline_sources {
+	const char *(*by_id)(void *ctx, int id, size_t *len);
+	const char *(*by_name)(void *ctx, const char *name, size_t *len);
+	void *ctx;
+};
+
+struct v8inline *v8inline__new(void);
+void v8inline__free(struct v8inline *vi);
+void v8inline__clear(struct v8inline *vi);
+
+/* A code-creation of a JS function: its SFI's name ("fib a.js:1:13"). */
+int v8inline__function(struct v8inline *vi, uint64_t sfi, const char *name, size_t len);
+
+/* The fields of a code-source-info line (after "code-source-info,").  1 used, 0 malformed. */
+int v8inline__source_info(struct v8inline *vi, const char *p, size_t len);
+
+/* code-move of a code object. */
+void v8inline__move(struct v8inline *vi, uint64_t from, uint64_t to);
+
+/*
+ * The inlined frames at pc offset off of the code that starts at start,
+ * innermost first, NOT including the code's own (outermost) function, and
+ * in *outer the position in the outermost function.  Returns the number of
+ * frames (0: not inlined there, or nothing known), at most max.
+ */
+int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
+		    const struct v8inline_sources *src, struct v8inline_frame *frames, size_t max,
+		    struct v8inline_frame *outer);
+
+#endif
