@@ -28,15 +28,16 @@ one_run() {
 	local row=$1 t0 t1 reqs prof=""
 	case $row in
 	isoprof-99) "$ISOPROF" record -q --pid "$WORKERD_PID" --frequency 99 \
-		--duration-ms $((SECS * 1000 + 1000)) -o "$WORK/p.pb.gz" 2>/dev/null & prof=$! ;;
+		--duration-ms $((SECS * 1000 + 3000)) -o "$WORK/p.pb.gz" 2>/dev/null & prof=$! ;;
 	isoprof-1000) "$ISOPROF" record -q --pid "$WORKERD_PID" --frequency 1000 \
-		--duration-ms $((SECS * 1000 + 1000)) -o "$WORK/p.pb.gz" 2>/dev/null & prof=$! ;;
+		--duration-ms $((SECS * 1000 + 3000)) -o "$WORK/p.pb.gz" 2>/dev/null & prof=$! ;;
 	perf-99) perf record -q -g -F 99 -p "$WORKERD_PID" -o "$WORK/perf.data" \
 		-- sleep $((SECS + 1)) >/dev/null 2>&1 & prof=$! ;;
 	perf-1000) perf record -q -g -F 1000 -p "$WORKERD_PID" -o "$WORK/perf.data" \
 		-- sleep $((SECS + 1)) >/dev/null 2>&1 & prof=$! ;;
 	esac
-	sleep 0.5 # profiler armed
+	# start-up (discovery, code logs, BPF load, symbols) is not part of the steady cost
+	sleep "${ARM_DELAY:-2}"
 	t0=$(cpu_ticks "$WORKERD_PID")
 	wrk -t1 -c2 -d"${SECS}s" "http://127.0.0.1:$PORT_A/" >"$WORK/wrk.txt" 2>&1
 	t1=$(cpu_ticks "$WORKERD_PID")
@@ -46,7 +47,7 @@ one_run() {
 		'BEGIN { printf "%.2f\n", r ? d * 1e6 / hz / r : 0 }'
 }
 
-ROWS=(none isoprof-99 isoprof-1000 perf-99 perf-1000)
+read -ra ROWS <<<"${ROWS:-none isoprof-99 isoprof-1000 perf-99 perf-1000}"
 declare -A results
 for run in $(seq "$RUNS"); do
 	for row in "${ROWS[@]}"; do
