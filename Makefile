@@ -39,7 +39,7 @@ WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	  -I. -Ibpf -Iuser -Isymbolize -Iproto -I$(GEN) -MMD -MP
-LDLIBS := -lbpf -lelf -lprotobuf-c -lz -liberty -lpthread
+LDLIBS := -lbpf -lelf -lprotobuf-c -lz -liberty -ljson-c -lmicrohttpd -lpthread -lm
 
 ifneq ($(SANITIZE),)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -81,6 +81,12 @@ $(BUILD)/isoprof: $(OBJ)/user/main.o $(LIB)
 $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+# The web page's files are embedded by user/web_assets.c with .incbin, which
+# -MMD cannot see: list them as prerequisites so an edit rebuilds the object.
+WEB_ASSETS := user/web/index.html user/web/isoprof.css user/web/pprof.js \
+	      user/web/flame.js user/web/app.js
+$(OBJ)/user/web_assets.o: $(WEB_ASSETS)
 
 # Every object waits for generated headers (order-only): cheap and avoids
 # listing which file includes which skeleton.

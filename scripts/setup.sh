@@ -9,18 +9,22 @@ PACKAGES=(
 	make gcc clang llvm pkg-config binutils
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	protobuf-c-compiler libprotobuf-c-dev libiberty-dev
+	libjson-c-dev libmicrohttpd-dev
 	libcmocka-dev libclang-rt-14-dev
 	golang-go linux-perf wrk procps curl nodejs python3
+	chromium
 )
 
 # command or file that proves each need is met
 CHECKS=(
 	"cmd:gcc" "cmd:clang" "cmd:make" "cmd:bpftool" "cmd:protoc-c" "cmd:go"
 	"cmd:perf" "cmd:wrk" "cmd:objcopy" "cmd:strip" "cmd:curl" "cmd:node" "cmd:npm" "cmd:python3"
+	"file:/usr/bin/chromium"
 	"file:/usr/include/bpf/libbpf.h" "file:/usr/include/libelf.h"
 	"file:/usr/include/gelf.h" "file:/usr/include/zlib.h"
 	"file:/usr/include/protobuf-c/protobuf-c.h"
 	"file:/usr/include/libiberty/demangle.h" "file:/usr/include/cmocka.h"
+	"file:/usr/include/json-c/json.h" "file:/usr/include/microhttpd.h"
 	"glob:/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"
 )
 

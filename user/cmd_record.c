@@ -17,10 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+#include "pprof_builder.h"
+#include "pprof_reader.h"
 #include <time.h>
 #include <unistd.h>
 
 #include "caps.h"
+#include "record.h"
 #include "commands.h"
 #include "attribution.h"
 #include "cpu_profile.h"
@@ -32,58 +36,13 @@
 #include "sampler.h"
 #include "symbolizer.h"
 
-#define MAX_PIDS 256
 #define MIN_DURATION_MS 1000
 #define MAX_DURATION_MS 50000
 #define MAX_FREQUENCY_HZ 20000
 #define LIVENESS_EVERY_NS 200000000ull
 #define REFRESH_EVERY_NS 1000000000ull
 
-struct target_state {
-	pid_t pid;
-	const struct discover_proc *v8;	/* NULL: not a V8 runtime */
-	struct isoprof_target bpf;
-	char comm[64];
-	bool exited;
-	uint64_t exited_after_ns;
-	uint64_t samples;
-};
-
-struct record_env {
-	pid_t pids[MAX_PIDS];
-	int npids;
-	long duration_ms;
-	long frequency_hz;
-	const char *output;
-	bool raw;
-	bool quiet;
-	bool bpf_stats;
-	const char *out_dir;
-	const char *script;
-	const char *version;
-	const char *version_labels;
-};
-
-struct capture {
-	struct record_env *env;
-	struct target_state targets[MAX_PIDS];
-	int ntargets;
-	struct sample_store *store;
-	struct sampler *sampler;
-	struct symbolizer *sym;
-	struct discover_list *discovered;
-	struct isolate_registry *isolates;
-	struct frame_table *ft;
-	struct attribution attr;
-	bool *selected;			/* per attribution group: written? */
-	struct cpu_profile_stats stats;	/* over every profile written */
-	size_t nwritten;
-	char first_written[PATH_MAX];
-	int store_err;
-	uint64_t window_start_ns, window_end_ns;
-	struct timespec wall_start;
-	int ncpus;
-};
+enum { OPT_V8 = 0x100, OPT_INSPECTOR };
 
 static volatile sig_atomic_t stop_requested;
 
@@ -112,6 +71,15 @@ static const struct argp_option record_options[] = {
 	  "Map (script, version id) to deployment versions (see docs/attribution.md)", 0 },
 	{ "bpf-stats", 'S', NULL, 0,
 	  "Measure the BPF program's run time (kernel BPF stats) and print it", 0 },
+	{ "type", 't', "cpu|heap", 0,
+	  "cpu (default): isoprof's CPU profile; heap: V8's sampling heap profiler through "
+	  "the inspector (allocations during the window, every 512 KiB)", 0 },
+	{ "v8", OPT_V8, NULL, 0,
+	  "Also run V8's own CPU profiler (inspector) on the same isolates over the same "
+	  "window, save its .cpuprofile and pprof beside isoprof's, and cross-check them "
+	  "(needs --out-dir)", 0 },
+	{ "inspector", OPT_INSPECTOR, "HOST:PORT", 0,
+	  "The target's inspector (loopback only), when isoprof cannot find it", 0 },
 	{ 0 },
 };
 
@@ -173,7 +141,27 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 'L':
 		env->version_labels = arg;
 		break;
+	case 't':
+		if (!strcmp(arg, "cpu"))
+			env->type = RECORD_CPU;
+		else if (!strcmp(arg, "heap"))
+			env->type = RECORD_HEAP;
+		else
+			argp_error(state, "--type is cpu or heap, not '%s'", arg);
+		break;
+	case OPT_V8:
+		env->v8 = true;
+		break;
+	case OPT_INSPECTOR:
+		env->inspector = arg;
+		break;
 	case ARGP_KEY_END:
+		if (env->v8 && env->type == RECORD_HEAP)
+			argp_error(state, "--v8 runs V8's CPU profiler: it goes with --type cpu");
+		if (env->v8 && !env->out_dir)
+			argp_error(state, "--v8 writes several files per isolate: give --out-dir DIR");
+		if (env->inspector && env->npids > 1)
+			argp_error(state, "--inspector names the inspector of one process: give one --pid");
 		if (env->version && !env->script)
 			argp_error(state, "--version goes with --script");
 		if (env->out_dir && env->output)
@@ -349,6 +337,7 @@ static int run_window(struct capture *c)
 			progress(c, now, false);
 		}
 	}
+	record_v8__stop(c);
 	c->window_end_ns = now_ns();
 	check_targets(c, c->window_end_ns, true);
 	sampler__stop(c->sampler);
@@ -356,24 +345,28 @@ static int run_window(struct capture *c)
 	return 0;
 }
 
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static char *xasprintf(const char *fmt, ...)
+char *record__asprintf(const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
+	char *str;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	if (vasprintf(&str, fmt, ap) < 0)
+		str = NULL;
 	va_end(ap);
-	return s;
+	return str;
+}
+
+void record__set_exit(struct capture *c, enum record_exit status)
+{
+	/* the first specific reason wins over a later generic failure */
+	if (c->exit_status == RECORD_EXIT_OK || c->exit_status == RECORD_EXIT_FAILED)
+		c->exit_status = status;
 }
 
 #define MAX_COMMENTS (MAX_PIDS + 64)
 
-/* Keep [A-Za-z0-9._-] of a script name for a file name; the rest becomes '_'. */
-static void file_part(const char *in, char *out, size_t len)
+void record__file_part(const char *in, char *out, size_t len)
 {
 	const char *base = in ? strrchr(in, '/') : NULL;
 	size_t n = 0;
@@ -437,19 +430,53 @@ static bool keep_sample(const struct stored_sample *s, void *ctx)
 	return f->selected[g - f->attr->groups];
 }
 
+/*
+ * Write one profile to path (NULL: build it only) and, for a group the V8
+ * side needs, keep it parsed in c->group_profiles[group].
+ */
 static int write_one(struct capture *c, struct cpu_profile_info *info, struct group_filter *filter,
-		     const char *path)
+		     const char *path, ssize_t group)
 {
 	struct cpu_profile_stats st;
+	struct pprof_builder *b;
+	uint8_t *bytes = NULL;
+	size_t len;
+	char why[128];
 	int err;
 
 	info->filter = keep_sample;
 	info->filter_ctx = filter;
-	err = cpu_profile__write(c->store, c->ft, c->sym, info, path, !c->env->raw, &st);
+	err = cpu_profile__build(c->store, c->ft, c->sym, info, &b, &st);
 	if (err) {
-		fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
+		fprintf(stderr, "isoprof: cannot build %s: %s\n", path ? path : "a profile",
+			strerror(-err));
 		return err;
 	}
+	if (path) {
+		err = pprof_builder__write_file(b, path, !c->env->raw);
+		if (err) {
+			fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
+			pprof_builder__free(b);
+			return err;
+		}
+	}
+	if (group >= 0 && c->keep_group_profiles) {
+		/* the V8 side maps and cross-checks on exactly what was written */
+		err = pprof_builder__serialize(b, false, &bytes, &len);
+		if (!err)
+			err = pprof_profile__parse(bytes, len, &c->group_profiles[group], why,
+						   sizeof(why));
+		free(bytes);
+		if (err == -ENOMEM) {
+			pprof_builder__free(b);
+			return err;
+		}
+		if (path)
+			c->group_paths[group] = strdup(path);
+	}
+	pprof_builder__free(b);
+	if (!path)
+		return 0;
 	accumulate(&c->stats, &st);
 	c->nwritten++;
 	if (!c->first_written[0])
@@ -457,12 +484,30 @@ static int write_one(struct capture *c, struct cpu_profile_info *info, struct gr
 	return 0;
 }
 
-/* --out-dir: one profile per isolate, one for what ran outside any isolate. */
+int record__group_path(const struct capture *c, const struct isolate_group *g, const char *suffix,
+		       char *path, size_t len)
+{
+	char script[128], version[64];
+	int n;
+
+	record__file_part(isolate_group__script(g), script, sizeof(script));
+	record__file_part(isolate_group__version(g), version, sizeof(version));
+	n = snprintf(path, len, "%s/%s-%s-%s-%s", c->env->out_dir ? c->env->out_dir : ".", script,
+		     version, g->isolate_str, suffix);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * --out-dir: one profile per isolate, one for what ran outside any isolate.
+ * For --type heap the isolates' CPU profiles are built, not written: the
+ * V8 side maps heap profiles to isolates with them.
+ */
 static int write_per_isolate(struct capture *c, struct cpu_profile_info *info)
 {
 	const char *suffix = c->env->raw ? "cpu.pb" : "cpu.pb.gz";
 	struct group_filter filter = { .attr = &c->attr };
-	char path[PATH_MAX], script[128], version[64];
+	bool write = c->env->type == RECORD_CPU;
+	char path[PATH_MAX];
 	bool outside = false;
 	int err;
 
@@ -475,20 +520,19 @@ static int write_per_isolate(struct capture *c, struct cpu_profile_info *info)
 		}
 		if (!c->selected[i])
 			continue;
-		file_part(isolate_group__script(g), script, sizeof(script));
-		file_part(isolate_group__version(g), version, sizeof(version));
-		snprintf(path, sizeof(path), "%s/%s-%s-%s-%s", c->env->out_dir, script, version,
-			 g->isolate_str, suffix);
+		err = record__group_path(c, g, suffix, path, sizeof(path));
+		if (err)
+			return err;
 		filter.group = g;
-		err = write_one(c, info, &filter, path);
+		err = write_one(c, info, &filter, write ? path : NULL, (ssize_t)i);
 		if (err)
 			return err;
 	}
-	if (outside) {
+	if (outside && write) {
 		filter.group = NULL;
 		filter.outside_only = true;
 		snprintf(path, sizeof(path), "%s/no-isolate-%s", c->env->out_dir, suffix);
-		return write_one(c, info, &filter, path);
+		return write_one(c, info, &filter, path, -1);
 	}
 	return 0;
 }
@@ -541,6 +585,7 @@ static int select_groups(struct capture *c)
 	if (n < 0) {
 		fprintf(stderr, "isoprof: --version '%s': not a version id (4 to 64 hex digits), "
 				"a label or latest\n", c->env->version);
+		record__set_exit(c, RECORD_EXIT_NOT_FOUND);
 		return n;
 	}
 	for (size_t i = 0; i < c->attr.ngroups; i++) {
@@ -555,6 +600,10 @@ static int select_groups(struct capture *c)
 			c->env->script, c->env->version ? " version " : "",
 			c->env->version ? c->env->version : "");
 		print_running_scripts(c);
+		/* known but idle (send traffic and retry) is not the same as unknown */
+		n = isolate_registry__match(c->isolates, c->env->script, c->env->version, NULL,
+					    NULL, matches, 1);
+		record__set_exit(c, n > 0 ? RECORD_EXIT_NO_SAMPLES : RECORD_EXIT_NOT_FOUND);
 		return -ENOENT;
 	}
 	return 0;
@@ -576,6 +625,7 @@ static int precheck_script(struct capture *c)
 		return 0;
 	fprintf(stderr, "isoprof: no running isolate of script '%s'; ", c->env->script);
 	print_running_scripts(c);
+	record__set_exit(c, RECORD_EXIT_NOT_FOUND);
 	return -ENOENT;
 }
 
@@ -631,7 +681,9 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 	if (err)
 		return err;
 	c->selected = calloc(c->attr.ngroups + 1, sizeof(*c->selected));
-	if (!c->selected)
+	c->group_profiles = calloc(c->attr.ngroups + 1, sizeof(*c->group_profiles));
+	c->group_paths = calloc(c->attr.ngroups + 1, sizeof(*c->group_paths));
+	if (!c->selected || !c->group_profiles || !c->group_paths)
 		return -ENOMEM;
 	err = select_groups(c);
 	if (err)
@@ -639,15 +691,15 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 
 	gmtime_r(&c->wall_start.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	comments[ncomments++] = xasprintf("command: %s", isoprof_command_line);
-	comments[ncomments++] = xasprintf("window: %s + %.3f s", when, window / 1e9);
-	comments[ncomments++] = xasprintf("rate: %ld Hz per CPU (period %llu ns), cpu-clock on %d CPUs",
+	comments[ncomments++] = record__asprintf("command: %s", isoprof_command_line);
+	comments[ncomments++] = record__asprintf("window: %s + %.3f s", when, window / 1e9);
+	comments[ncomments++] = record__asprintf("rate: %ld Hz per CPU (period %llu ns), cpu-clock on %d CPUs",
 					  c->env->frequency_hz, sampler__period_ns(c->sampler),
 					  c->ncpus);
-	comments[ncomments++] = xasprintf("samples: %zu kept; lost: %llu (ring buffer full)",
+	comments[ncomments++] = record__asprintf("samples: %zu kept; lost: %llu (ring buffer full)",
 					  sample_store__count(c->store),
 					  (unsigned long long)cnt->lost_ringbuf_full);
-	comments[ncomments++] = xasprintf(
+	comments[ncomments++] = record__asprintf(
 		"stacks: truncated user %llu, kernel %llu; read errors user %llu, kernel %llu",
 		(unsigned long long)cnt->user_truncated, (unsigned long long)cnt->kernel_truncated,
 		(unsigned long long)cnt->user_stack_errors,
@@ -656,13 +708,13 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 		struct target_state *t = &c->targets[i];
 
 		if (t->exited)
-			comments[ncomments++] = xasprintf(
+			comments[ncomments++] = record__asprintf(
 				"note: pid %d (%s) exited %.3f s into the window", t->pid, t->comm,
 				t->exited_after_ns / 1e9);
 	}
 	nnotes = symbolizer__notes(c->sym, &notes);
 	for (size_t i = 0; i < nnotes && ncomments < MAX_COMMENTS; i++)
-		comments[ncomments++] = xasprintf("note: %s", notes[i]);
+		comments[ncomments++] = record__asprintf("note: %s", notes[i]);
 	for (size_t i = 0; i < ncomments; i++) {
 		if (!comments[i]) {
 			err = -ENOMEM;
@@ -671,11 +723,11 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 	}
 	info.comments = (const char *const *)comments;
 	info.ncomments = ncomments;
-	if (c->env->out_dir) {
+	if (c->env->out_dir || c->env->type == RECORD_HEAP) {
 		err = write_per_isolate(c, &info);
 	} else {
 		filter.selected = c->selected;
-		err = write_one(c, &info, &filter, c->env->output);
+		err = write_one(c, &info, &filter, c->env->output, -1);
 	}
 out:
 	for (size_t i = 0; i < ncomments; i++)
@@ -848,6 +900,7 @@ static int setup_targets(struct capture *c)
 	for (int i = 0; i < c->env->npids; i++) {
 		if (!process_alive(c->env->pids[i])) {
 			fprintf(stderr, "isoprof: pid %d: no such process\n", c->env->pids[i]);
+			record__set_exit(c, RECORD_EXIT_NOT_FOUND);
 			return -ESRCH;
 		}
 	}
@@ -860,6 +913,7 @@ static int setup_targets(struct capture *c)
 		if (!c->discovered->nr) {
 			fprintf(stderr, "isoprof: no V8 runtime found on this host (isoprof targets "
 					"lists them); name a process with --pid\n");
+			record__set_exit(c, RECORD_EXIT_NOT_FOUND);
 			return -ESRCH;
 		}
 		for (size_t i = 0; i < c->discovered->nr; i++) {
@@ -896,13 +950,14 @@ int cmd_record(int argc, char **argv)
 	struct sigaction sa = { .sa_handler = on_signal };
 	char err_buf[256] = "";
 	double process_ms = 0;
-	int err, ret = 1;
+	int err;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
-		return 2;
+		return RECORD_EXIT_USAGE;
 
+	c.exit_status = RECORD_EXIT_FAILED;
 	if (!env.output && !env.out_dir)
-		env.output = "isoprof-cpu.pb.gz";
+		env.output = env.type == RECORD_HEAP ? "isoprof-heap.pb.gz" : "isoprof-cpu.pb.gz";
 	err = env.out_dir ? probe_dir(env.out_dir) : probe_output(env.output);
 	if (err) {
 		fprintf(stderr, "isoprof: cannot write %s: %s\n",
@@ -932,6 +987,10 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	if (load_code_logs(&c) || precheck_script(&c))
 		goto out;
+	c.keep_group_profiles = env.v8 || env.type == RECORD_HEAP;
+	/* inspector sessions are opened and profilers prepared before the window */
+	if ((env.v8 || env.type == RECORD_HEAP) && record_v8__prepare(&c))
+		goto out;
 
 	sopts.frequency_hz = env.frequency_hz;
 	sopts.run_time_stats = env.bpf_stats;
@@ -940,6 +999,7 @@ int cmd_record(int argc, char **argv)
 	c.sampler = sampler__new(&sopts, on_sample, &c);
 	if (!c.sampler) {
 		fprintf(stderr, "isoprof: %s\n", err_buf[0] ? err_buf : strerror(errno));
+		record__set_exit(&c, RECORD_EXIT_NO_BPF);
 		goto out;
 	}
 	for (int i = 0; i < c.ntargets; i++) {
@@ -957,8 +1017,11 @@ int cmd_record(int argc, char **argv)
 	if (c.ncpus < 0) {
 		fprintf(stderr, "isoprof: cannot attach to the CPUs' cpu-clock events: %s\n",
 			strerror(-c.ncpus));
+		record__set_exit(&c, RECORD_EXIT_NO_BPF);
 		goto out;
 	}
+	/* V8's window starts once isoprof's is armed, and ends before it */
+	record_v8__start(&c);
 	/* BPF is loaded and attached: what is left only reads /proc and writes the file. */
 	err = caps__drop_after_attach();
 	if (err)
@@ -980,6 +1043,10 @@ int cmd_record(int argc, char **argv)
 			"window%s; nothing written\n",
 			c.ntargets > 1 ? "s" : "", (c.window_end_ns - c.window_start_ns) / 1e9,
 			all_exited(&c) ? " (exited)" : " (idle: send it work and retry)");
+		record__set_exit(&c, RECORD_EXIT_NO_SAMPLES);
+		/* what V8 collected is kept even so, under the inspector's target names */
+		if (c.v8)
+			record_v8__finish(&c);
 		goto out;
 	}
 	find_new_code_logs(&c);
@@ -989,11 +1056,15 @@ int cmd_record(int argc, char **argv)
 			fprintf(stderr, "isoprof: out of memory writing the profiles\n");
 		goto out;
 	}
-	print_summary(&c, &cnt, process_ms);
+	if (env.type == RECORD_CPU)
+		print_summary(&c, &cnt, process_ms);
 	if (env.bpf_stats)
 		print_bpf_stats(&c, &cnt);
-	ret = 0;
+	c.exit_status = RECORD_EXIT_OK;
+	if ((env.v8 || env.type == RECORD_HEAP) && record_v8__finish(&c))
+		record__set_exit(&c, RECORD_EXIT_FAILED);
 out:
+	record_v8__free(&c);
 	sampler__free(c.sampler);
 	attribution__release(&c.attr);
 	frame_table__free(c.ft);
@@ -1002,5 +1073,5 @@ out:
 	discover__free(c.discovered);
 	symbolizer__free(c.sym);
 	sample_store__free(c.store);
-	return ret;
+	return c.exit_status;
 }

@@ -11,6 +11,9 @@
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+int cmd_crosscheck(int argc, char **argv);
+int cmd_flame(int argc, char **argv);
 
 /* Set by main() to the full command line, for profile comments. */
 extern const char *isoprof_command_line;

@@ -270,9 +270,9 @@ static int add_summary_comments(struct pprof_builder *b, const struct cpu_profil
 	return err;
 }
 
-int cpu_profile__write(const struct sample_store *store, const struct frame_table *ft,
+int cpu_profile__build(const struct sample_store *store, const struct frame_table *ft,
 		       struct symbolizer *sym, const struct cpu_profile_info *info,
-		       const char *path, bool gzip, struct cpu_profile_stats *stats)
+		       struct pprof_builder **out, struct cpu_profile_stats *stats)
 {
 	const struct stored_sample *samples = sample_store__samples(store);
 	size_t nsamples = sample_store__count(store);
@@ -319,11 +319,28 @@ int cpu_profile__write(const struct sample_store *store, const struct frame_tabl
 			goto out;
 	}
 	err = add_summary_comments(w.b, w.stats);
-	if (!err)
-		err = pprof_builder__write_file(w.b, path, gzip);
 out:
-	pprof_builder__free(w.b);
 	free(w.loc_ids);
 	free(w.mapping_ids);
+	if (err) {
+		pprof_builder__free(w.b);
+		return err;
+	}
+	*out = w.b;
+	return 0;
+}
+
+int cpu_profile__write(const struct sample_store *store, const struct frame_table *ft,
+		       struct symbolizer *sym, const struct cpu_profile_info *info,
+		       const char *path, bool gzip, struct cpu_profile_stats *stats)
+{
+	struct pprof_builder *b;
+	int err;
+
+	err = cpu_profile__build(store, ft, sym, info, &b, stats);
+	if (err)
+		return err;
+	err = pprof_builder__write_file(b, path, gzip);
+	pprof_builder__free(b);
 	return err;
 }

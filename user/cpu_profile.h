@@ -63,6 +63,13 @@ struct cpu_profile_stats {
 	size_t nr_no_perfmap_pids;
 };
 
+struct pprof_builder;
+
+/* The profile, for a caller that writes or reads it itself; *out is the caller's. */
+int cpu_profile__build(const struct sample_store *store, const struct frame_table *ft,
+		       struct symbolizer *sym, const struct cpu_profile_info *info,
+		       struct pprof_builder **out, struct cpu_profile_stats *stats);
+
 int cpu_profile__write(const struct sample_store *store, const struct frame_table *ft,
 		       struct symbolizer *sym, const struct cpu_profile_info *info,
 		       const char *path, bool gzip, struct cpu_profile_stats *stats);

@@ -20,6 +20,9 @@ static const struct {
 	{ "record", cmd_record, "sample target processes and write a pprof profile" },
 	{ "top", cmd_top, "print the flat/cum table of a profile, like pprof -top" },
 	{ "targets", cmd_targets, "list the V8 runtime processes on this host" },
+	{ "convert", cmd_convert, "convert between pprof, .cpuprofile and folded stacks" },
+	{ "crosscheck", cmd_crosscheck, "compare an isoprof profile with V8's own profile" },
+	{ "flame", cmd_flame, "write an interactive flamegraph (HTML) or a static SVG" },
 };
 
 static void usage(FILE *out)
