@@ -563,20 +563,8 @@ int cmd_convert(int argc, char **argv)
 	};
 	struct convert_env env = { 0 };
 	enum fmt to;
-	char **args;
-	int err;
 
-	args = calloc((size_t)argc + 1, sizeof(*args));
-	if (!args) {
-		fprintf(stderr, "isoprof: convert: out of memory\n");
-		return 1;
-	}
-	memcpy(args, argv, (size_t)argc * sizeof(*args));
-	args[0] = (char *)"isoprof convert";
-	argp_err_exit_status = 2;
-	err = argp_parse(&argp, argc, args, 0, NULL, &env);
-	free(args);
-	if (err)
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
 	to = env.to != FMT_AUTO ? env.to : fmt_from_name(env.out);
 	if (to == FMT_AUTO) {

@@ -91,20 +91,9 @@ int cmd_crosscheck(int argc, char **argv)
 	int64_t delta[2] = { 0, 0 };
 	bool is_v8[2] = { false, false };
 	int isoprof_idx = 0, err, ret = 1;
-	char msg[512], **args;
+	char msg[512];
 
-	/* argp names the program after argv[0]: make its messages say "isoprof crosscheck". */
-	args = calloc((size_t)argc + 1, sizeof(*args));
-	if (!args) {
-		fprintf(stderr, "isoprof: crosscheck: out of memory\n");
-		return 1;
-	}
-	memcpy(args, argv, (size_t)argc * sizeof(*args));
-	args[0] = (char *)"isoprof crosscheck";
-	argp_err_exit_status = 2;
-	err = argp_parse(&argp, argc, args, 0, NULL, &env);
-	free(args);
-	if (err)
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
 
 	for (int i = 0; i < 2; i++) {

@@ -211,21 +211,11 @@ int cmd_flame(int argc, char **argv)
 	struct pprof_profile *prof = NULL;
 	uint8_t *data = NULL;
 	size_t len = 0;
-	char msg[512] = "", *tmp = NULL, **args;
+	char msg[512] = "", *tmp = NULL;
 	FILE *out = NULL;
 	int err, si, ret = 1;
 
-	args = calloc((size_t)argc + 1, sizeof(*args));
-	if (!args) {
-		fprintf(stderr, "isoprof: flame: out of memory\n");
-		return 1;
-	}
-	memcpy(args, argv, (size_t)argc * sizeof(*args));
-	args[0] = (char *)"isoprof flame";
-	argp_err_exit_status = 2;
-	err = argp_parse(&argp, argc, args, 0, NULL, &env);
-	free(args);
-	if (err)
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
 
 	err = slurp(env.file, &data, &len);

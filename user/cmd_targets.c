@@ -633,21 +633,10 @@ int cmd_targets(int argc, char **argv)
 	struct targets_env env = { 0 };
 	struct discover_list *list = NULL;
 	struct isolate_registry *reg = NULL;
-	char **args;
 	size_t i;
 	int err, ret = 0;
 
-	args = calloc((size_t)argc + 1, sizeof(*args));
-	if (!args) {
-		fprintf(stderr, "isoprof: targets: out of memory\n");
-		return 1;
-	}
-	memcpy(args, argv, (size_t)argc * sizeof(*args));
-	args[0] = (char *)"isoprof targets";
-	argp_err_exit_status = 2;
-	err = argp_parse(&argp, argc, args, 0, NULL, &env);
-	free(args);
-	if (err)
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
 
 	err = discover__scan(env.npids ? env.pids : NULL, env.npids, &list);

@@ -1296,21 +1296,9 @@ int cmd_top(int argc, char **argv)
 	struct pprof_profile *prof = NULL;
 	regex_t focus, ignore;
 	int have_focus = 0, have_ignore = 0, err, ret = 1;
-	char msg[512], **args;
+	char msg[512];
 
-	/* argp names the program after argv[0]: make its messages say "isoprof top". */
-	args = calloc((size_t)argc + 1, sizeof(*args));
-	if (!args) {
-		fprintf(stderr, "isoprof: top: out of memory\n");
-		return 1;
-	}
-	memcpy(args, argv, (size_t)argc * sizeof(*args));
-	args[0] = (char *)"isoprof top";
-	/* argp exits on a usage error; 2 is isoprof's status for bad options. */
-	argp_err_exit_status = 2;
-	err = argp_parse(&argp, argc, args, 0, NULL, &env);
-	free(args);
-	if (err)
+	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
 	have_focus = compile_re(&focus, env.focus, "focus");
 	if (have_focus >= 0)

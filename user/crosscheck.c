@@ -11,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "errmsg.h"
 #include "crosscheck.h"
 #include "pprof_builder.h"
 #include "v8profile.h"
@@ -111,20 +112,6 @@ struct crosscheck_report {
 };
 
 static const char *const side_names[2] = { "isoprof", "V8" };
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -968,7 +955,7 @@ static bool has_isolate(const struct pprof_profile *p, const char *isolate, char
 			n++;
 		}
 	}
-	set_err(err, errlen, "isoprof profile: no samples of isolate %s (%s%s)", isolate,
+	errmsg__set(err, errlen, "isoprof profile: no samples of isolate %s (%s%s)", isolate,
 		n ? "it has " : "it has no isolate labels", seen);
 	return false;
 }
@@ -986,7 +973,7 @@ int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_
 		o = &no_opts;
 	r = calloc(1, sizeof(*r));
 	if (!r) {
-		set_err(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	r->top = o->top ? o->top : CROSSCHECK_DEFAULT_TOP;
@@ -1006,7 +993,7 @@ int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_
 
 		if (sd->js)
 			continue;
-		set_err(err, errlen,
+		errmsg__set(err, errlen,
 			"%s profile%s%s%s: no JS samples among its %" PRIu64 " samples%s",
 			side_names[side], *sd->name ? " (" : "", sd->name, *sd->name ? ")" : "",
 			sd->samples,
@@ -1067,7 +1054,7 @@ int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_
 	return 0;
 
 fail_nomem:
-	set_err(err, errlen, "%s", ret == -ENOMEM ? "out of memory" : strerror(-ret));
+	errmsg__set(err, errlen, "%s", ret == -ENOMEM ? "out of memory" : strerror(-ret));
 fail:
 	crosscheck__free(r);
 	return ret;
@@ -1604,7 +1591,7 @@ static int load_cpuprofile(const uint8_t *data, size_t len, struct pprof_profile
 	if (!ret)
 		ret = pprof_builder__serialize(b, false, &buf, &blen);
 	if (ret)
-		set_err(err, errlen, "converting the .cpuprofile to pprof: %s", strerror(-ret));
+		errmsg__set(err, errlen, "converting the .cpuprofile to pprof: %s", strerror(-ret));
 	else
 		ret = pprof_profile__parse(buf, blen, out, err, errlen);
 	free(buf);
@@ -1624,7 +1611,7 @@ int crosscheck__load_buffer(const uint8_t *data, size_t len, struct pprof_profil
 	if (median_delta_ns)
 		*median_delta_ns = 0;
 	if (!len) {
-		set_err(err, errlen, "empty file");
+		errmsg__set(err, errlen, "empty file");
 		return -EINVAL;
 	}
 	while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'))
@@ -1685,7 +1672,7 @@ static int read_all(const char *path, uint8_t **out, size_t *len, char *err, siz
 	*len = n;
 	return 0;
 fail:
-	set_err(err, errlen, "%s", ret == -EFBIG ? "file larger than 1 GiB" : strerror(-ret));
+	errmsg__set(err, errlen, "%s", ret == -EFBIG ? "file larger than 1 GiB" : strerror(-ret));
 	if (fd >= 0)
 		close(fd);
 	free(buf);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* inspector: a CDP client over websocket.h, loopback only; see inspector.h. */
+#include "errmsg.h"
 #include "inspector.h"
 
 #include <ctype.h>
@@ -18,37 +19,6 @@
 #define HTTP_MAX_HEADER (16u << 10)
 /* Raw bytes read for one response: the body cap plus chunk framing. */
 #define HTTP_MAX_RAW (2 * INSPECTOR_MAX_HTTP_BODY + HTTP_MAX_HEADER)
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-static void excerpt(char *dst, size_t dstlen, const void *src, size_t srclen)
-{
-	const unsigned char *s = src;
-	size_t i, n = 0;
-
-	if (!dstlen)
-		return;
-	for (i = 0; i < srclen && n + 1 < dstlen; i++)
-		dst[n++] = s[i] >= 0x20 && s[i] < 0x7f ? (char)s[i] : '?';
-	if (i < srclen && n >= 3) {
-		dst[n - 3] = '.';
-		dst[n - 2] = '.';
-		dst[n - 1] = '.';
-	}
-	dst[n] = '\0';
-}
 
 bool inspector__is_loopback(const char *host)
 {
@@ -81,7 +51,7 @@ int inspector__parse_hostport(const char *hostport, struct inspector_addr *addr,
 	size_t hlen;
 
 	if (!hostport || !*hostport) {
-		seterr(err, errlen, "empty inspector address");
+		errmsg__set(err, errlen, "empty inspector address");
 		return -EINVAL;
 	}
 	addr->port = INSPECTOR_DEFAULT_PORT;
@@ -89,7 +59,7 @@ int inspector__parse_hostport(const char *hostport, struct inspector_addr *addr,
 		const char *close = strchr(hostport, ']');
 
 		if (!close || (close[1] && close[1] != ':')) {
-			seterr(err, errlen, "%s: expected [IPv6]:PORT", hostport);
+			errmsg__set(err, errlen, "%s: expected [IPv6]:PORT", hostport);
 			return -EINVAL;
 		}
 		host = hostport + 1;
@@ -107,17 +77,17 @@ int inspector__parse_hostport(const char *hostport, struct inspector_addr *addr,
 		}
 	}
 	if (!hlen || hlen >= sizeof(addr->host)) {
-		seterr(err, errlen, "%s: bad host", hostport);
+		errmsg__set(err, errlen, "%s: bad host", hostport);
 		return -EINVAL;
 	}
 	memcpy(addr->host, host, hlen);
 	addr->host[hlen] = '\0';
 	if (port && parse_port(port, &addr->port) < 0) {
-		seterr(err, errlen, "%s: bad port", hostport);
+		errmsg__set(err, errlen, "%s: bad port", hostport);
 		return -EINVAL;
 	}
 	if (!ws__is_loopback(addr->host)) {
-		seterr(err, errlen, "%s: not a loopback address", addr->host);
+		errmsg__set(err, errlen, "%s: not a loopback address", addr->host);
 		return -EPERM;
 	}
 	return 0;
@@ -161,11 +131,11 @@ static int dechunk(const char *b, size_t len, char *out, size_t *out_len, char *
 						tolower((unsigned char)*q) - 'a' + 10);
 		}
 		if (q == p || (q < eol && *q != ';' && !is_ows(*q))) {
-			seterr(err, errlen, "HTTP: malformed chunk size");
+			errmsg__set(err, errlen, "HTTP: malformed chunk size");
 			return -EPROTO;
 		}
 		if (size > INSPECTOR_MAX_HTTP_BODY - total) {
-			seterr(err, errlen, "HTTP: body over %u bytes", INSPECTOR_MAX_HTTP_BODY);
+			errmsg__set(err, errlen, "HTTP: body over %u bytes", INSPECTOR_MAX_HTTP_BODY);
 			return -EMSGSIZE;
 		}
 		p = eol + 2;
@@ -174,7 +144,7 @@ static int dechunk(const char *b, size_t len, char *out, size_t *out_len, char *
 		if ((size_t)(end - p) < size + 2)
 			return 0;
 		if (p[size] != '\r' || p[size + 1] != '\n') {
-			seterr(err, errlen, "HTTP: chunk not followed by CRLF");
+			errmsg__set(err, errlen, "HTTP: chunk not followed by CRLF");
 			return -EPROTO;
 		}
 		if (out)
@@ -199,8 +169,8 @@ static int status_error(const char *line, size_t len, char *err, size_t errlen)
 {
 	char ex[80];
 
-	excerpt(ex, sizeof(ex), line, len);
-	seterr(err, errlen, "HTTP: %s", ex);
+	errmsg__excerpt(ex, sizeof(ex), line, len);
+	errmsg__set(err, errlen, "HTTP: %s", ex);
 	return -EPROTO;
 }
 
@@ -217,11 +187,11 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 	hend = memmem(buf, scan, "\r\n\r\n", 4);
 	if (!hend) {
 		if (len >= HTTP_MAX_HEADER) {
-			seterr(err, errlen, "HTTP: header over %u bytes", HTTP_MAX_HEADER);
+			errmsg__set(err, errlen, "HTTP: header over %u bytes", HTTP_MAX_HEADER);
 			return -EMSGSIZE;
 		}
 		if (eof) {
-			seterr(err, errlen, "HTTP: connection closed before the end of the header");
+			errmsg__set(err, errlen, "HTTP: connection closed before the end of the header");
 			return -EPROTO;
 		}
 		return 0;
@@ -239,7 +209,7 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 		eol = find_crlf(line, hend + 2);
 		colon = memchr(line, ':', (size_t)(eol - line));
 		if (!colon || colon == line || is_ows(*line)) {
-			seterr(err, errlen, "HTTP: malformed header line");
+			errmsg__set(err, errlen, "HTTP: malformed header line");
 			return -EPROTO;
 		}
 		nlen = (size_t)(colon - line);
@@ -260,7 +230,7 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 					goto bad_clen;
 				n = n * 10 + (size_t)(*q - '0');
 				if (n > INSPECTOR_MAX_HTTP_BODY) {
-					seterr(err, errlen, "HTTP: body over %u bytes",
+					errmsg__set(err, errlen, "HTTP: body over %u bytes",
 					       INSPECTOR_MAX_HTTP_BODY);
 					return -EMSGSIZE;
 				}
@@ -272,7 +242,7 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 		} else if (nlen == 17 && !strncasecmp(line, "Transfer-Encoding", 17)) {
 			/* We sent no TE: chunked is the only coding a server may use. */
 			if ((size_t)(ve - v) != 7 || strncasecmp(v, "chunked", 7) != 0) {
-				seterr(err, errlen, "HTTP: unsupported Transfer-Encoding");
+				errmsg__set(err, errlen, "HTTP: unsupported Transfer-Encoding");
 				return -EPROTO;
 			}
 			chunked = true;
@@ -287,7 +257,7 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 			return rc;
 		if (!rc) {
 			if (eof) {
-				seterr(err, errlen, "HTTP: chunked body cut short");
+				errmsg__set(err, errlen, "HTTP: chunked body cut short");
 				return -EPROTO;
 			}
 			return 0;
@@ -295,7 +265,7 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 	} else if (have_clen) {
 		if (blen < clen) {
 			if (eof) {
-				seterr(err, errlen, "HTTP: body cut short at %zu of %zu bytes",
+				errmsg__set(err, errlen, "HTTP: body cut short at %zu of %zu bytes",
 				       blen, clen);
 				return -EPROTO;
 			}
@@ -304,7 +274,7 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 		out_len = clen;
 	} else {
 		if (blen > INSPECTOR_MAX_HTTP_BODY) {
-			seterr(err, errlen, "HTTP: body over %u bytes", INSPECTOR_MAX_HTTP_BODY);
+			errmsg__set(err, errlen, "HTTP: body over %u bytes", INSPECTOR_MAX_HTTP_BODY);
 			return -EMSGSIZE;
 		}
 		if (!eof)
@@ -313,7 +283,7 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 	}
 	*body = malloc(out_len + 1);
 	if (!*body) {
-		seterr(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	if (chunked)
@@ -325,7 +295,7 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 	return 1;
 
 bad_clen:
-	seterr(err, errlen, "HTTP: bad Content-Length");
+	errmsg__set(err, errlen, "HTTP: bad Content-Length");
 	return -EPROTO;
 }
 
@@ -351,7 +321,7 @@ int inspector__http_get(const char *hostport, const char *path, int timeout_ms, 
 		     "Connection: close\r\n\r\n",
 		     path, v6 ? "[" : "", a.host, v6 ? "]" : "", a.port);
 	if (n < 0 || (size_t)n >= sizeof(req) || path[0] != '/' || strpbrk(path, " \r\n")) {
-		seterr(err, errlen, "bad HTTP path");
+		errmsg__set(err, errlen, "bad HTTP path");
 		return -EINVAL;
 	}
 	fd = ws__tcp_connect(a.host, a.port, timeout_ms, err, errlen);
@@ -359,7 +329,7 @@ int inspector__http_get(const char *hostport, const char *path, int timeout_ms, 
 		return fd;
 	rc = ws__write_all(fd, req, (size_t)n, deadline);
 	if (rc < 0) {
-		seterr(err, errlen, "%s: GET %s: send: %s", hostport, path, strerror(-rc));
+		errmsg__set(err, errlen, "%s: GET %s: send: %s", hostport, path, strerror(-rc));
 		goto out;
 	}
 	for (;;) {
@@ -370,13 +340,13 @@ int inspector__http_get(const char *hostport, const char *path, int timeout_ms, 
 					   sizeof(perr));
 		if (rc) {
 			if (rc < 0)
-				seterr(err, errlen, "%s: GET %s: %s", hostport, path, perr);
+				errmsg__set(err, errlen, "%s: GET %s: %s", hostport, path, perr);
 			break;
 		}
 		if (len == cap) {
 			if (cap >= HTTP_MAX_RAW) {
 				rc = -EMSGSIZE;
-				seterr(err, errlen, "%s: GET %s: response over %u bytes", hostport,
+				errmsg__set(err, errlen, "%s: GET %s: response over %u bytes", hostport,
 				       path, HTTP_MAX_RAW);
 				break;
 			}
@@ -384,14 +354,14 @@ int inspector__http_get(const char *hostport, const char *path, int timeout_ms, 
 			nb = realloc(buf, cap);
 			if (!nb) {
 				rc = -ENOMEM;
-				seterr(err, errlen, "out of memory");
+				errmsg__set(err, errlen, "out of memory");
 				break;
 			}
 			buf = nb;
 		}
 		rc = ws__wait_readable(fd, deadline);
 		if (rc < 0) {
-			seterr(err, errlen, "%s: GET %s: %s", hostport, path,
+			errmsg__set(err, errlen, "%s: GET %s: %s", hostport, path,
 			       rc == -ETIMEDOUT ? "no complete answer in time" : strerror(-rc));
 			break;
 		}
@@ -400,7 +370,7 @@ int inspector__http_get(const char *hostport, const char *path, int timeout_ms, 
 			continue;
 		if (got < 0 && errno != ECONNRESET) {
 			rc = -errno;
-			seterr(err, errlen, "%s: GET %s: recv: %s", hostport, path,
+			errmsg__set(err, errlen, "%s: GET %s: recv: %s", hostport, path,
 			       strerror(errno));
 			break;
 		}
@@ -507,13 +477,13 @@ static json_object *parse_json(const char *text, size_t len, int *rc, char *err,
 
 	if (len > INT_MAX) {
 		*rc = -EMSGSIZE;
-		seterr(err, errlen, "JSON text of %zu bytes", len);
+		errmsg__set(err, errlen, "JSON text of %zu bytes", len);
 		return NULL;
 	}
 	tok = json_tokener_new_ex(INSPECTOR_JSON_DEPTH);
 	if (!tok) {
 		*rc = -ENOMEM;
-		seterr(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		return NULL;
 	}
 	o = json_tokener_parse_ex(tok, text, (int)len);
@@ -529,8 +499,8 @@ static json_object *parse_json(const char *text, size_t len, int *rc, char *err,
 	json_tokener_free(tok);
 	if (!o) {
 		*rc = -EBADMSG;
-		excerpt(ex, sizeof(ex), text, len);
-		seterr(err, errlen, "not JSON: \"%s\"", ex);
+		errmsg__excerpt(ex, sizeof(ex), text, len);
+		errmsg__set(err, errlen, "not JSON: \"%s\"", ex);
 	}
 	return o;
 }
@@ -549,7 +519,7 @@ int inspector__parse_list(const char *json, size_t len, struct inspector_target 
 	if (!root)
 		return rc;
 	if (!json_object_is_type(root, json_type_array)) {
-		seterr(err, errlen, "target list is not a JSON array");
+		errmsg__set(err, errlen, "target list is not a JSON array");
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -557,7 +527,7 @@ int inspector__parse_list(const char *json, size_t len, struct inspector_target 
 	if (count) {
 		t = calloc(count, sizeof(*t));
 		if (!t) {
-			seterr(err, errlen, "out of memory");
+			errmsg__set(err, errlen, "out of memory");
 			rc = -ENOMEM;
 			goto out;
 		}
@@ -567,13 +537,13 @@ int inspector__parse_list(const char *json, size_t len, struct inspector_target 
 		const char *id;
 
 		if (!json_object_is_type(e, json_type_object)) {
-			seterr(err, errlen, "target %zu is not a JSON object", i);
+			errmsg__set(err, errlen, "target %zu is not a JSON object", i);
 			rc = -EBADMSG;
 			goto out;
 		}
 		id = str_field(e, "id");
 		if (!id || !*id) {
-			seterr(err, errlen, "target %zu has no \"id\"", i);
+			errmsg__set(err, errlen, "target %zu has no \"id\"", i);
 			rc = -EBADMSG;
 			goto out;
 		}
@@ -583,7 +553,7 @@ int inspector__parse_list(const char *json, size_t len, struct inspector_target 
 		t[i].url = dup_or_empty(str_field(e, "url"));
 		t[i].ws_path = target_path(str_field(e, "webSocketDebuggerUrl"), id);
 		if (!t[i].id || !t[i].title || !t[i].type || !t[i].url) {
-			seterr(err, errlen, "out of memory");
+			errmsg__set(err, errlen, "out of memory");
 			rc = -ENOMEM;
 			goto out;
 		}
@@ -612,7 +582,7 @@ int inspector__list(const char *hostport, int timeout_ms, struct inspector_targe
 		return rc;
 	rc = inspector__parse_list(body, blen, targets, n, perr, sizeof(perr));
 	if (rc < 0)
-		seterr(err, errlen, "%s: /json/list: %s", hostport, perr);
+		errmsg__set(err, errlen, "%s: /json/list: %s", hostport, perr);
 	free(body);
 	return rc;
 }
@@ -637,17 +607,17 @@ int inspector__open(const char *hostport, const char *ws_path, int timeout_ms,
 	if (rc < 0)
 		return rc;
 	if (!ws_path) {
-		seterr(err, errlen, "%s: target has no usable WebSocket path", hostport);
+		errmsg__set(err, errlen, "%s: target has no usable WebSocket path", hostport);
 		return -EINVAL;
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {
-		seterr(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	rc = ws__connect(a.host, a.port, ws_path, timeout_ms, &s->ws, werr, sizeof(werr));
 	if (rc < 0) {
-		seterr(err, errlen, "%s%s: %s", hostport, ws_path, werr);
+		errmsg__set(err, errlen, "%s%s: %s", hostport, ws_path, werr);
 		free(s);
 		return rc;
 	}
@@ -676,8 +646,8 @@ int inspector__parse_reply(const char *text, size_t len, int64_t id, json_object
 	if (!root)
 		return rc;
 	if (!json_object_is_type(root, json_type_object)) {
-		excerpt(ex, sizeof(ex), text, len);
-		seterr(err, errlen, "not a JSON object: \"%s\"", ex);
+		errmsg__excerpt(ex, sizeof(ex), text, len);
+		errmsg__set(err, errlen, "not a JSON object: \"%s\"", ex);
 		rc = -EBADMSG;
 		goto out;
 	}
@@ -691,23 +661,23 @@ int inspector__parse_reply(const char *text, size_t len, int64_t id, json_object
 		if (json_object_is_type(e, json_type_object) &&
 		    json_object_object_get_ex(e, "message", &m) &&
 		    json_object_is_type(m, json_type_string)) {
-			excerpt(msg, sizeof(msg), json_object_get_string(m),
+			errmsg__excerpt(msg, sizeof(msg), json_object_get_string(m),
 				(size_t)json_object_get_string_len(m));
 			if (json_object_object_get_ex(e, "code", &c) &&
 			    json_object_is_type(c, json_type_int))
-				seterr(err, errlen, "%s (code %lld)", msg,
+				errmsg__set(err, errlen, "%s (code %lld)", msg,
 				       (long long)json_object_get_int64(c));
 			else
-				seterr(err, errlen, "%s", msg);
+				errmsg__set(err, errlen, "%s", msg);
 		} else {
-			seterr(err, errlen, "error reply without a message");
+			errmsg__set(err, errlen, "error reply without a message");
 		}
 		rc = -EREMOTEIO;
 		goto out;
 	}
 	if (json_object_object_get_ex(root, "result", &r)) {
 		if (!json_object_is_type(r, json_type_object)) {
-			seterr(err, errlen, "reply %lld: \"result\" is not an object",
+			errmsg__set(err, errlen, "reply %lld: \"result\" is not an object",
 			       (long long)id);
 			rc = -EBADMSG;
 			goto out;
@@ -722,7 +692,7 @@ int inspector__parse_reply(const char *text, size_t len, int64_t id, json_object
 		 */
 		*result = json_object_new_object();
 		if (!*result) {
-			seterr(err, errlen, "out of memory");
+			errmsg__set(err, errlen, "out of memory");
 			rc = -ENOMEM;
 			goto out;
 		}
@@ -745,7 +715,7 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 	if (result)
 		*result = NULL;
 	if (!method || !*method || (params && !json_object_is_type(params, json_type_object))) {
-		seterr(err, errlen, "%s: bad method or params", method ? method : "(null)");
+		errmsg__set(err, errlen, "%s: bad method or params", method ? method : "(null)");
 		return -EINVAL;
 	}
 	id = ++s->next_id;
@@ -754,14 +724,14 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 	    json_object_object_add(req, "method", json_object_new_string(method)) ||
 	    (params && json_object_object_add(req, "params", json_object_get(params)))) {
 		json_object_put(req);
-		seterr(err, errlen, "%s: out of memory", method);
+		errmsg__set(err, errlen, "%s: out of memory", method);
 		return -ENOMEM;
 	}
 	text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN |
 					      JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!text) {
 		json_object_put(req);
-		seterr(err, errlen, "%s: out of memory", method);
+		errmsg__set(err, errlen, "%s: out of memory", method);
 		return -ENOMEM;
 	}
 	rc = ws__send_text(s->ws, text, strlen(text), timeout_ms, werr, sizeof(werr));
@@ -785,7 +755,7 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 		if (rc == 1)
 			return 0;
 		if (rc < 0) {
-			seterr(err, errlen, "%s: %s", method, werr);
+			errmsg__set(err, errlen, "%s: %s", method, werr);
 			return rc;
 		}
 	}
@@ -793,12 +763,12 @@ fail:
 	if (rc == -ECONNRESET) {
 		const char *detail = strstr(werr, " (code");
 
-		seterr(err, errlen, "%s: inspector closed the connection%s", method,
+		errmsg__set(err, errlen, "%s: inspector closed the connection%s", method,
 		       detail ? detail : "");
 	} else if (rc == -ETIMEDOUT) {
-		seterr(err, errlen, "%s: no reply within %d ms", method, timeout_ms);
+		errmsg__set(err, errlen, "%s: no reply within %d ms", method, timeout_ms);
 	} else {
-		seterr(err, errlen, "%s: %s", method, werr);
+		errmsg__set(err, errlen, "%s: %s", method, werr);
 	}
 	return rc;
 }

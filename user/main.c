@@ -52,7 +52,7 @@ static char *join_args(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	char *cmdline;
+	char *cmdline, program[64];
 	int ret;
 
 	if (argc < 2) {
@@ -68,6 +68,9 @@ int main(int argc, char **argv)
 			continue;
 		cmdline = join_args(argc, argv);
 		isoprof_command_line = cmdline ? cmdline : argv[0];
+		/* argp names the program after argv[0]: "isoprof top: ..." in its messages */
+		snprintf(program, sizeof(program), "isoprof %s", commands[i].name);
+		argv[1] = program;
 		ret = commands[i].run(argc - 1, argv + 1);
 		free(cmdline);
 		return ret;

@@ -13,25 +13,12 @@
 
 #include <json-c/json.h>
 
+#include "errmsg.h"
 #include "v8profile.h"
 
 #define NO_PARENT UINT32_MAX
 /* V8's default --cpu-profiler-sampling-interval, when nothing says otherwise. */
 #define DEFAULT_INTERVAL_US 1000
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Hostile inputs carry any numbers: arithmetic on them saturates instead of overflowing. */
 static int64_t add_sat(int64_t a, int64_t b)
@@ -293,21 +280,21 @@ struct json_object *v8_json__parse(const char *json, size_t len, char *err, size
 	size_t end;
 
 	if (len > V8_PROFILE_MAX_JSON) {
-		seterr(err, errlen, "JSON text of %zu bytes is over the %llu MiB limit", len,
+		errmsg__set(err, errlen, "JSON text of %zu bytes is over the %llu MiB limit", len,
 		       V8_PROFILE_MAX_JSON >> 20);
 		errno = EFBIG;
 		return NULL;
 	}
 	/* json-c stops at a NUL; say so rather than report a truncated document */
 	if (memchr(json, '\0', len)) {
-		seterr(err, errlen, "JSON text contains a NUL byte at offset %zu",
+		errmsg__set(err, errlen, "JSON text contains a NUL byte at offset %zu",
 		       (size_t)((const char *)memchr(json, '\0', len) - json));
 		errno = EINVAL;
 		return NULL;
 	}
 	tok = json_tokener_new_ex(V8_PROFILE_MAX_DEPTH);
 	if (!tok) {
-		seterr(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -315,17 +302,17 @@ struct json_object *v8_json__parse(const char *json, size_t len, char *err, size
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
 	if (!o && jerr == json_tokener_continue) {
-		seterr(err, errlen, "JSON text ends early (truncated file?)");
+		errmsg__set(err, errlen, "JSON text ends early (truncated file?)");
 		goto bad;
 	}
 	if (!o || jerr != json_tokener_success) {
-		seterr(err, errlen, "invalid JSON at offset %zu: %s", end,
+		errmsg__set(err, errlen, "invalid JSON at offset %zu: %s", end,
 		       json_tokener_error_desc(jerr));
 		goto bad;
 	}
 	for (; end < len; end++) {
 		if (!strchr(" \t\r\n", json[end])) {
-			seterr(err, errlen, "invalid JSON: data after the document at offset %zu",
+			errmsg__set(err, errlen, "invalid JSON: data after the document at offset %zu",
 			       end);
 			goto bad;
 		}
@@ -388,7 +375,7 @@ static struct json_object *unwrap(struct json_object *o, const char *marker, cha
 		struct json_object *inner, *e;
 
 		if (!json_object_is_type(o, json_type_object)) {
-			seterr(err, errlen, "the profile is not a JSON object");
+			errmsg__set(err, errlen, "the profile is not a JSON object");
 			return NULL;
 		}
 		if (member(o, marker))
@@ -397,7 +384,7 @@ static struct json_object *unwrap(struct json_object *o, const char *marker, cha
 		if (e) {
 			const char *msg = json_str(member(e, "message"));
 
-			seterr(err, errlen, "a CDP error reply, not a profile: %s",
+			errmsg__set(err, errlen, "a CDP error reply, not a profile: %s",
 			       msg ? msg : json_object_to_json_string(e));
 			return NULL;
 		}
@@ -408,7 +395,7 @@ static struct json_object *unwrap(struct json_object *o, const char *marker, cha
 			break;
 		o = inner;
 	}
-	seterr(err, errlen, "no \"%s\" member: not a V8 %s profile", marker,
+	errmsg__set(err, errlen, "no \"%s\" member: not a V8 %s profile", marker,
 	       strcmp(marker, "head") ? "CPU" : "heap");
 	return NULL;
 }
@@ -435,7 +422,7 @@ static int load_call_frame(struct json_object *node, const char *what, struct ca
 	int64_t *ints[] = { &cf->line, &cf->column };
 
 	if (!json_object_is_type(c, json_type_object)) {
-		seterr(err, errlen, "%s: no callFrame object", what);
+		errmsg__set(err, errlen, "%s: no callFrame object", what);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < 3; i++) {
@@ -443,7 +430,7 @@ static int load_call_frame(struct json_object *node, const char *what, struct ca
 
 		*strs[i] = json_str(v);
 		if (!*strs[i] && (strict || v)) {
-			seterr(err, errlen, "%s: callFrame.%s is %s, not a string", what,
+			errmsg__set(err, errlen, "%s: callFrame.%s is %s, not a string", what,
 			       str_keys[i], type_name(v));
 			return -EINVAL;
 		}
@@ -458,12 +445,12 @@ static int load_call_frame(struct json_object *node, const char *what, struct ca
 			continue;
 		}
 		if (!json_int(v, ints[i])) {
-			seterr(err, errlen, "%s: callFrame.%s is %s, not an integer", what,
+			errmsg__set(err, errlen, "%s: callFrame.%s is %s, not an integer", what,
 			       int_keys[i], type_name(v));
 			return -EINVAL;
 		}
 		if (*ints[i] < -1 || *ints[i] > INT32_MAX) {
-			seterr(err, errlen, "%s: callFrame.%s %" PRId64 " out of range", what,
+			errmsg__set(err, errlen, "%s: callFrame.%s %" PRId64 " out of range", what,
 			       int_keys[i], *ints[i]);
 			return -EINVAL;
 		}
@@ -491,12 +478,12 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 	int ret = -EINVAL;
 
 	if (!json_object_is_type(nodes, json_type_array) || !json_object_array_length(nodes)) {
-		seterr(err, errlen, "\"nodes\" is not a non-empty array");
+		errmsg__set(err, errlen, "\"nodes\" is not a non-empty array");
 		return -EINVAL;
 	}
 	n = json_object_array_length(nodes);
 	if (n >= NO_PARENT) {
-		seterr(err, errlen, "%zu nodes: too many", n);
+		errmsg__set(err, errlen, "%zu nodes: too many", n);
 		return -EFBIG;
 	}
 	p->nodes = calloc(n, sizeof(*p->nodes));
@@ -513,11 +500,11 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 
 		snprintf(what, sizeof(what), "nodes[%zu]", i);
 		if (!json_object_is_type(node, json_type_object)) {
-			seterr(err, errlen, "%s is not an object", what);
+			errmsg__set(err, errlen, "%s is not an object", what);
 			goto out;
 		}
 		if (!json_int(member(node, "id"), &num) || num < 1 || num > UINT32_MAX) {
-			seterr(err, errlen, "%s: id is not a positive 32-bit integer", what);
+			errmsg__set(err, errlen, "%s: id is not a positive 32-bit integer", what);
 			goto out;
 		}
 		nd->id = (uint32_t)num;
@@ -533,7 +520,7 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 		v = member(node, "hitCount");
 		if (v) {
 			if (!json_int(v, &num) || num < 0 || num > UINT32_MAX) {
-				seterr(err, errlen, "%s: hitCount is not a 32-bit count", what);
+				errmsg__set(err, errlen, "%s: hitCount is not a 32-bit count", what);
 				goto out;
 			}
 			nd->hit_count = (uint32_t)num;
@@ -541,7 +528,7 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 		ch = member(node, "children");
 		if (ch) {
 			if (!json_object_is_type(ch, json_type_array)) {
-				seterr(err, errlen, "%s: children is not an array", what);
+				errmsg__set(err, errlen, "%s: children is not an array", what);
 				goto out;
 			}
 			nd->nchildren = (uint32_t)json_object_array_length(ch);
@@ -554,13 +541,13 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 			goto out;
 		}
 		if (!r) {
-			seterr(err, errlen, "nodes[%zu]: id %u repeats nodes[%u]", i, nd->id,
+			errmsg__set(err, errlen, "nodes[%zu]: id %u repeats nodes[%u]", i, nd->id,
 			       other);
 			goto out;
 		}
 	}
 	if (strcmp(p->nodes[0].function_name, "(root)")) {
-		seterr(err, errlen, "nodes[0] (id %u) is \"%s\", not the \"(root)\" node",
+		errmsg__set(err, errlen, "nodes[0] (id %u) is \"%s\", not the \"(root)\" node",
 		       p->nodes[0].id, p->nodes[0].function_name);
 		goto out;
 	}
@@ -582,17 +569,17 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 			    num > UINT32_MAX ||
 			    htab__lookup(&ids, mix64((uint64_t)num), idx_eq_none, NULL, NULL,
 					 false, 0, &j)) {
-				seterr(err, errlen, "node id %u: children[%u] is not a node id",
+				errmsg__set(err, errlen, "node id %u: children[%u] is not a node id",
 				       nd->id, k);
 				goto out;
 			}
 			if (j == 0) {
-				seterr(err, errlen, "node id %u: the root is its child (a cycle)",
+				errmsg__set(err, errlen, "node id %u: the root is its child (a cycle)",
 				       nd->id);
 				goto out;
 			}
 			if (p->nodes[j].parent != NO_PARENT) {
-				seterr(err, errlen,
+				errmsg__set(err, errlen,
 				       "node id %u has two parents (node ids %u and %u)",
 				       p->nodes[j].id, p->nodes[p->nodes[j].parent].id, nd->id);
 				goto out;
@@ -629,17 +616,17 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 			up = p->nodes[up].parent;
 		free(reached);
 		if (p->nodes[up].parent == NO_PARENT)
-			seterr(err, errlen, "node id %u is not reachable from the root",
+			errmsg__set(err, errlen, "node id %u is not reachable from the root",
 			       p->nodes[k].id);
 		else
-			seterr(err, errlen, "node id %u is in a cycle", p->nodes[k].id);
+			errmsg__set(err, errlen, "node id %u is in a cycle", p->nodes[k].id);
 		goto out;
 	}
 
 	samples = member(prof, "samples");
 	if (samples) {
 		if (!json_object_is_type(samples, json_type_array)) {
-			seterr(err, errlen, "\"samples\" is not an array");
+			errmsg__set(err, errlen, "\"samples\" is not an array");
 			goto out;
 		}
 		p->nsamples = json_object_array_length(samples);
@@ -655,7 +642,7 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 			    num > UINT32_MAX ||
 			    htab__lookup(&ids, mix64((uint64_t)num), idx_eq_none, NULL, NULL,
 					 false, 0, &j)) {
-				seterr(err, errlen, "samples[%zu] is not a node id", i);
+				errmsg__set(err, errlen, "samples[%zu] is not a node id", i);
 				goto out;
 			}
 			p->samples[i] = j;
@@ -665,7 +652,7 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 	if (deltas) {
 		if (!json_object_is_type(deltas, json_type_array) ||
 		    json_object_array_length(deltas) != p->nsamples) {
-			seterr(err, errlen,
+			errmsg__set(err, errlen,
 			       "\"timeDeltas\" is not an array of %zu (as \"samples\")",
 			       p->nsamples);
 			goto out;
@@ -677,18 +664,18 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 		}
 		for (size_t i = 0; i < p->nsamples; i++) {
 			if (!json_int(json_object_array_get_idx(deltas, i), &p->time_deltas[i])) {
-				seterr(err, errlen, "timeDeltas[%zu] is not an integer", i);
+				errmsg__set(err, errlen, "timeDeltas[%zu] is not an integer", i);
 				goto out;
 			}
 		}
 	}
 	if (!json_number(member(prof, "startTime"), &p->start_time) ||
 	    !json_number(member(prof, "endTime"), &p->end_time)) {
-		seterr(err, errlen, "\"startTime\" and \"endTime\" must be numbers (µs)");
+		errmsg__set(err, errlen, "\"startTime\" and \"endTime\" must be numbers (µs)");
 		goto out;
 	}
 	if (p->start_time > p->end_time) {
-		seterr(err, errlen, "startTime %" PRId64 " is after endTime %" PRId64,
+		errmsg__set(err, errlen, "startTime %" PRId64 " is after endTime %" PRId64,
 		       p->start_time, p->end_time);
 		goto out;
 	}
@@ -724,14 +711,14 @@ int v8_cpu_profile__from_json(struct json_object *profile, struct v8_cpu_profile
 		return -EINVAL;
 	p = calloc(1, sizeof(*p));
 	if (!p) {
-		seterr(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
 	p->json = json_object_get(prof);
 	ret = cpu_load(prof, p, err, errlen);
 	if (ret) {
 		if (ret == -ENOMEM)
-			seterr(err, errlen, "out of memory");
+			errmsg__set(err, errlen, "out of memory");
 		v8_cpu_profile__free(p);
 		return ret;
 	}
@@ -1127,7 +1114,7 @@ static int build_tree(struct tree *t, size_t count_index, char *err, size_t errl
 		if (c <= 0)
 			continue;
 		if ((uint64_t)c > V8_PROFILE_MAX_SAMPLES - t->nsamples) {
-			seterr(err, errlen, "more than %llu samples: too many for a .cpuprofile",
+			errmsg__set(err, errlen, "more than %llu samples: too many for a .cpuprofile",
 			       V8_PROFILE_MAX_SAMPLES);
 			ret = -EFBIG;
 			goto out;
@@ -1261,7 +1248,7 @@ static int write_cpuprofile(struct tree *t, int64_t delta_us, char **json, size_
 	if (b.oom)
 		goto out;
 	if (b.len > V8_PROFILE_MAX_JSON) {
-		seterr(err, errlen, ".cpuprofile would be %zu MiB, over the %llu MiB limit",
+		errmsg__set(err, errlen, ".cpuprofile would be %zu MiB, over the %llu MiB limit",
 		       b.len >> 20, V8_PROFILE_MAX_JSON >> 20);
 		ret = -EFBIG;
 		goto out;
@@ -1314,7 +1301,7 @@ int v8_cpu_profile__from_pprof(const struct pprof_profile *p, char **json, size_
 	ret = write_cpuprofile(&t, delta_us, json, len, err, errlen);
 out:
 	if (ret == -ENOMEM)
-		seterr(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 	tree_release(&t);
 	return ret;
 }
@@ -1344,7 +1331,7 @@ static int heap_count_samples(struct heap_walk *w, struct json_object *samples, 
 	if (!samples)
 		return 0;
 	if (!json_object_is_type(samples, json_type_array)) {
-		seterr(err, errlen, "\"samples\" is not an array");
+		errmsg__set(err, errlen, "\"samples\" is not an array");
 		return -EINVAL;
 	}
 	w->have_samples = true;
@@ -1356,7 +1343,7 @@ static int heap_count_samples(struct heap_walk *w, struct json_object *samples, 
 		int r;
 
 		if (!json_int(member(s, "nodeId"), &id)) {
-			seterr(err, errlen, "samples[%zu]: nodeId is not an integer", i);
+			errmsg__set(err, errlen, "samples[%zu]: nodeId is not an integer", i);
 			return -EINVAL;
 		}
 		r = htab__lookup(&w->counts, mix64((uint64_t)id), idx_eq_none, NULL, NULL, true,
@@ -1385,20 +1372,20 @@ static int heap_node(struct heap_walk *w, struct json_object *node, size_t depth
 	uint32_t idx;
 
 	if (!json_object_is_type(node, json_type_object)) {
-		seterr(err, errlen, "a heap profile node at depth %zu is not an object", depth);
+		errmsg__set(err, errlen, "a heap profile node at depth %zu is not an object", depth);
 		return -EINVAL;
 	}
 	if (!json_int(member(node, "id"), &id)) {
-		seterr(err, errlen, "a heap profile node at depth %zu has no integer id", depth);
+		errmsg__set(err, errlen, "a heap profile node at depth %zu has no integer id", depth);
 		return -EINVAL;
 	}
 	snprintf(what, sizeof(what), "heap node id %" PRId64, id);
 	if (!json_number(member(node, "selfSize"), &self) || self < 0) {
-		seterr(err, errlen, "%s: selfSize is not a non-negative number", what);
+		errmsg__set(err, errlen, "%s: selfSize is not a non-negative number", what);
 		return -EINVAL;
 	}
 	if (children && !json_object_is_type(children, json_type_array)) {
-		seterr(err, errlen, "%s: children is not an array", what);
+		errmsg__set(err, errlen, "%s: children is not an array", what);
 		return -EINVAL;
 	}
 	if (depth) {
@@ -1502,7 +1489,7 @@ int v8_heap_profile__to_pprof_json(struct json_object *profile, const struct v8_
 	}
 out:
 	if (ret == -ENOMEM)
-		seterr(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 	htab__release(&w.counts);
 	free(w.ncount);
 	free(w.path);
@@ -1666,7 +1653,7 @@ static int folded_line(struct pprof_builder *b, char *line, size_t lineno, uint6
 	errno = 0;
 	v = strtoll(count, &numend, 10);
 	if (count == line || numend != end || errno) {
-		seterr(err, errlen, "line %zu: no sample count at the end of the line", lineno);
+		errmsg__set(err, errlen, "line %zu: no sample count at the end of the line", lineno);
 		return -EINVAL;
 	}
 	while (count > line && strchr(" \t", count[-1]))
@@ -1695,7 +1682,7 @@ static int folded_line(struct pprof_builder *b, char *line, size_t lineno, uint6
 		f = start > line ? start - 1 : line;
 	}
 	if (!n) {
-		seterr(err, errlen, "line %zu: no frames before the count", lineno);
+		errmsg__set(err, errlen, "line %zu: no frames before the count", lineno);
 		return -EINVAL;
 	}
 	value = v;
@@ -1714,7 +1701,7 @@ int folded__to_pprof(const char *text, size_t len, struct pprof_builder **out, c
 
 	*out = NULL;
 	if (memchr(text, '\0', len)) {
-		seterr(err, errlen, "a NUL byte at offset %zu: not folded text",
+		errmsg__set(err, errlen, "a NUL byte at offset %zu: not folded text",
 		       (size_t)((const char *)memchr(text, '\0', len) - text));
 		return -EINVAL;
 	}
@@ -1746,12 +1733,12 @@ int folded__to_pprof(const char *text, size_t len, struct pprof_builder **out, c
 		ret = 0;
 	}
 	if (!stacks) {
-		seterr(err, errlen, "no \"frame;frame;... count\" lines");
+		errmsg__set(err, errlen, "no \"frame;frame;... count\" lines");
 		ret = -EINVAL;
 	}
 out:
 	if (ret == -ENOMEM)
-		seterr(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 	free(line);
 	free(locs);
 	if (ret) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* websocket: a synchronous, loopback-only RFC 6455 client; see websocket.h. */
+#include "errmsg.h"
 #include "websocket.h"
 
 #include <arpa/inet.h>
@@ -27,33 +28,6 @@ static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 #define WS_READ_CHUNK (64u << 10)
 /* Longest request path we put in a request line. */
 #define WS_MAX_PATH 2048
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !errlen)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
-/* Untrusted bytes made printable for an error message. */
-static void excerpt(char *dst, size_t dstlen, const void *src, size_t srclen)
-{
-	const unsigned char *s = src;
-	size_t i, n = 0;
-
-	if (!dstlen)
-		return;
-	for (i = 0; i < srclen && n + 1 < dstlen; i++)
-		dst[n++] = s[i] >= 0x20 && s[i] < 0x7f ? (char)s[i] : '?';
-	dst[n] = '\0';
-}
 
 int ws__base64(const void *in, size_t len, char *out, size_t outlen)
 {
@@ -152,7 +126,7 @@ int ws__check_response(const char *buf, size_t len, const char *key, size_t *hea
 	end = memmem(buf, scan, "\r\n\r\n", 4);
 	if (!end) {
 		if (len >= WS_MAX_HEADER) {
-			seterr(err, errlen, "handshake: response header over %u bytes",
+			errmsg__set(err, errlen, "handshake: response header over %u bytes",
 			       WS_MAX_HEADER);
 			return -EMSGSIZE;
 		}
@@ -165,16 +139,16 @@ int ws__check_response(const char *buf, size_t len, const char *key, size_t *hea
 	if ((size_t)(eol - buf) < 12 || memcmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ' ||
 	    buf[9] < '0' || buf[9] > '9' || buf[10] < '0' || buf[10] > '9' || buf[11] < '0' ||
 	    buf[11] > '9' || ((size_t)(eol - buf) > 12 && buf[12] != ' ')) {
-		excerpt(ex, sizeof(ex), buf, (size_t)(eol - buf));
-		seterr(err, errlen, "handshake: not an HTTP status line: \"%s\"", ex);
+		errmsg__excerpt(ex, sizeof(ex), buf, (size_t)(eol - buf));
+		errmsg__set(err, errlen, "handshake: not an HTTP status line: \"%s\"", ex);
 		return -EPROTO;
 	}
 	status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
 	if (status != 101) {
 		size_t rl = (size_t)(eol - buf) > 13 ? (size_t)(eol - buf) - 13 : 0;
 
-		excerpt(ex, sizeof(ex), buf + 13, rl);
-		seterr(err, errlen, "handshake: server answered HTTP %d %s, not 101", status, ex);
+		errmsg__excerpt(ex, sizeof(ex), buf + 13, rl);
+		errmsg__set(err, errlen, "handshake: server answered HTTP %d %s, not 101", status, ex);
 		return status == 404 ? -ENOENT : -EPROTO;
 	}
 
@@ -185,13 +159,13 @@ int ws__check_response(const char *buf, size_t len, const char *key, size_t *hea
 
 		eol = memmem(line, (size_t)(end - line), "\r\n", 2);
 		if (is_ows(*line)) {
-			seterr(err, errlen, "handshake: folded header line");
+			errmsg__set(err, errlen, "handshake: folded header line");
 			return -EPROTO;
 		}
 		colon = memchr(line, ':', (size_t)(eol - line));
 		if (!colon || colon == line) {
-			excerpt(ex, sizeof(ex), line, (size_t)(eol - line));
-			seterr(err, errlen, "handshake: malformed header line \"%s\"", ex);
+			errmsg__excerpt(ex, sizeof(ex), line, (size_t)(eol - line));
+			errmsg__set(err, errlen, "handshake: malformed header line \"%s\"", ex);
 			return -EPROTO;
 		}
 		nlen = (size_t)(colon - line);
@@ -208,8 +182,8 @@ int ws__check_response(const char *buf, size_t len, const char *key, size_t *hea
 		} else if (name_is(line, nlen, "Sec-WebSocket-Accept")) {
 			if ((size_t)(ve - v) != WS_ACCEPT_LEN - 1 ||
 			    memcmp(v, want, WS_ACCEPT_LEN - 1) != 0) {
-				excerpt(ex, sizeof(ex), v, (size_t)(ve - v));
-				seterr(err, errlen,
+				errmsg__excerpt(ex, sizeof(ex), v, (size_t)(ve - v));
+				errmsg__set(err, errlen,
 				       "handshake: Sec-WebSocket-Accept \"%s\", expected \"%s\"",
 				       ex, want);
 				return -EPROTO;
@@ -218,13 +192,13 @@ int ws__check_response(const char *buf, size_t len, const char *key, size_t *hea
 		} else if (name_is(line, nlen, "Sec-WebSocket-Extensions") ||
 			   name_is(line, nlen, "Sec-WebSocket-Protocol")) {
 			/* RFC 6455 4.1: we asked for none, so any answer fails. */
-			excerpt(ex, sizeof(ex), line, nlen);
-			seterr(err, errlen, "handshake: server chose %s we did not offer", ex);
+			errmsg__excerpt(ex, sizeof(ex), line, nlen);
+			errmsg__set(err, errlen, "handshake: server chose %s we did not offer", ex);
 			return -EPROTO;
 		}
 	}
 	if (!upgrade || !connection || naccept != 1) {
-		seterr(err, errlen, "handshake: %s",
+		errmsg__set(err, errlen, "handshake: %s",
 		       !upgrade ? "no \"Upgrade: websocket\"" :
 		       !connection ? "no \"Connection: Upgrade\"" :
 		       naccept ? "several Sec-WebSocket-Accept headers" :
@@ -446,7 +420,7 @@ int ws_reader__next(struct ws_reader *r, int *opcode, const uint8_t **payload, s
 	}
 fail:
 	rc = r->error;
-	seterr(err, errlen, "websocket: %s", r->errmsg);
+	errmsg__set(err, errlen, "websocket: %s", r->errmsg);
 	return rc;
 }
 
@@ -531,7 +505,7 @@ int ws__tcp_connect(const char *host, uint16_t port, int timeout_ms, char *err, 
 	socklen_t olen = sizeof(soerr);
 
 	if (!ws__is_loopback(host)) {
-		seterr(err, errlen, "%s: not a loopback address", host ? host : "(null)");
+		errmsg__set(err, errlen, "%s: not a loopback address", host ? host : "(null)");
 		return -EPERM;
 	}
 	/* "localhost" is never resolved: /etc/hosts could point it anywhere. */
@@ -550,7 +524,7 @@ int ws__tcp_connect(const char *host, uint16_t port, int timeout_ms, char *err, 
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
 		rc = -errno;
-		seterr(err, errlen, "socket: %s", strerror(-rc));
+		errmsg__set(err, errlen, "socket: %s", strerror(-rc));
 		return rc;
 	}
 	/* Requests are small and each waits for its reply: don't let Nagle hold them. */
@@ -575,10 +549,10 @@ int ws__tcp_connect(const char *host, uint16_t port, int timeout_ms, char *err, 
 	return fd;
 fail:
 	if (rc == -ETIMEDOUT)
-		seterr(err, errlen, "connect %s port %u: no answer within %d ms", host, port,
+		errmsg__set(err, errlen, "connect %s port %u: no answer within %d ms", host, port,
 		       timeout_ms);
 	else
-		seterr(err, errlen, "connect %s port %u: %s", host, port, strerror(-rc));
+		errmsg__set(err, errlen, "connect %s port %u: %s", host, port, strerror(-rc));
 	close(fd);
 	return rc;
 }
@@ -703,7 +677,7 @@ static int conn_die(struct ws_conn *c, int error, char *err, size_t errlen, cons
 	vsnprintf(c->dead_msg, sizeof(c->dead_msg), fmt, ap);
 	va_end(ap);
 	c->dead = error;
-	seterr(err, errlen, "%s", c->dead_msg);
+	errmsg__set(err, errlen, "%s", c->dead_msg);
 	return error;
 }
 
@@ -733,7 +707,7 @@ int ws__connect(const char *host, uint16_t port, const char *path, int timeout_m
 
 	*conn = NULL;
 	if (!path || !path_ok(path)) {
-		seterr(err, errlen, "websocket path must start with '/' and be printable ASCII");
+		errmsg__set(err, errlen, "websocket path must start with '/' and be printable ASCII");
 		return -EINVAL;
 	}
 	c = calloc(1, sizeof(*c));
@@ -744,12 +718,12 @@ int ws__connect(const char *host, uint16_t port, const char *path, int timeout_m
 	resp = malloc(WS_MAX_HEADER);
 	if (!c->reader || !resp) {
 		rc = -ENOMEM;
-		seterr(err, errlen, "out of memory");
+		errmsg__set(err, errlen, "out of memory");
 		goto fail;
 	}
 	rc = fill_random(nonce, sizeof(nonce));
 	if (rc < 0) {
-		seterr(err, errlen, "getrandom: %s", strerror(-rc));
+		errmsg__set(err, errlen, "getrandom: %s", strerror(-rc));
 		goto fail;
 	}
 	ws__base64(nonce, sizeof(nonce), key, sizeof(key));
@@ -766,12 +740,12 @@ int ws__connect(const char *host, uint16_t port, const char *path, int timeout_m
 		     path, v6 ? "[" : "", host, v6 ? "]" : "", port, key);
 	if (n < 0 || (size_t)n >= sizeof(req)) {
 		rc = -EINVAL;
-		seterr(err, errlen, "websocket request too long");
+		errmsg__set(err, errlen, "websocket request too long");
 		goto fail;
 	}
 	rc = ws__write_all(c->fd, req, (size_t)n, deadline);
 	if (rc < 0) {
-		seterr(err, errlen, "handshake: send: %s", strerror(-rc));
+		errmsg__set(err, errlen, "handshake: send: %s", strerror(-rc));
 		goto fail;
 	}
 	for (;;) {
@@ -782,7 +756,7 @@ int ws__connect(const char *host, uint16_t port, const char *path, int timeout_m
 			break;
 		rc = ws__wait_readable(c->fd, deadline);
 		if (rc < 0) {
-			seterr(err, errlen, rc == -ETIMEDOUT ?
+			errmsg__set(err, errlen, rc == -ETIMEDOUT ?
 			       "handshake: no answer within the timeout" : "handshake: %s",
 			       strerror(-rc));
 			goto fail;
@@ -792,7 +766,7 @@ int ws__connect(const char *host, uint16_t port, const char *path, int timeout_m
 			continue;
 		if (got <= 0) {
 			rc = got < 0 ? -errno : -ECONNRESET;
-			seterr(err, errlen, "handshake: %s", got < 0 ? strerror(errno) :
+			errmsg__set(err, errlen, "handshake: %s", got < 0 ? strerror(errno) :
 			       "connection closed before the response");
 			if (rc == -EPIPE)
 				rc = -ECONNRESET;
@@ -821,7 +795,7 @@ int ws__send_text(struct ws_conn *c, const char *msg, size_t len, int timeout_ms
 	int rc;
 
 	if (c->dead) {
-		seterr(err, errlen, "%s", c->dead_msg);
+		errmsg__set(err, errlen, "%s", c->dead_msg);
 		return c->dead;
 	}
 	rc = send_frame(c, WS_OP_TEXT, msg, len, ws__deadline(timeout_ms));
@@ -848,7 +822,7 @@ static int on_close_frame(struct ws_conn *c, const uint8_t *p, size_t len, char 
 				"websocket: peer closed the connection (no status code)");
 	}
 	code = p[0] << 8 | p[1];
-	excerpt(reason, sizeof(reason), p + 2, len - 2);
+	errmsg__excerpt(reason, sizeof(reason), p + 2, len - 2);
 	send_close(c, code);
 	return conn_die(c, -ECONNRESET, err, errlen,
 			"websocket: peer closed the connection (code %d%s%s)", code,
@@ -865,7 +839,7 @@ int ws__recv_text(struct ws_conn *c, int timeout_ms, char **msg, size_t *len, ch
 	*msg = NULL;
 	*len = 0;
 	if (c->dead) {
-		seterr(err, errlen, "%s", c->dead_msg);
+		errmsg__set(err, errlen, "%s", c->dead_msg);
 		return c->dead;
 	}
 	for (;;) {
@@ -884,7 +858,7 @@ int ws__recv_text(struct ws_conn *c, int timeout_ms, char **msg, size_t *len, ch
 			case WS_OP_TEXT:
 				*msg = malloc(plen + 1);
 				if (!*msg) {
-					seterr(err, errlen, "out of memory for a %zu-byte message",
+					errmsg__set(err, errlen, "out of memory for a %zu-byte message",
 					       plen);
 					return -ENOMEM;
 				}
@@ -908,7 +882,7 @@ int ws__recv_text(struct ws_conn *c, int timeout_ms, char **msg, size_t *len, ch
 		}
 		rc = ws__wait_readable(c->fd, deadline);
 		if (rc == -ETIMEDOUT) {
-			seterr(err, errlen, "websocket: no message within %d ms", timeout_ms);
+			errmsg__set(err, errlen, "websocket: no message within %d ms", timeout_ms);
 			return rc;
 		}
 		if (rc < 0)
