@@ -693,6 +693,8 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	comments[ncomments++] = record__asprintf("command: %s", isoprof_command_line);
 	comments[ncomments++] = record__asprintf("window: %s + %.3f s", when, window / 1e9);
+	comments[ncomments++] = record__asprintf("start-up: sampling armed %.1f ms after launch",
+					  (c->armed_ns - c->launch_ns) / 1e6);
 	comments[ncomments++] = record__asprintf("rate: %ld Hz per CPU (period %llu ns), cpu-clock on %d CPUs",
 					  c->env->frequency_hz, sampler__period_ns(c->sampler),
 					  c->ncpus);
@@ -778,11 +780,11 @@ static void print_summary(const struct capture *c, const struct isoprof_counters
 			c->env->out_dir ? c->env->out_dir : ".");
 	fprintf(stderr,
 		" (%s): %llu of %zu samples over %.2f s at %ld Hz on %d CPUs, "
-		"post-processing %.0f ms\n",
+		"armed %.0f ms after launch, post-processing %.0f ms\n",
 		c->env->raw ? "pprof, raw protobuf" : "pprof, gzip",
 		(unsigned long long)stats->samples, total,
 		(c->window_end_ns - c->window_start_ns) / 1e9, c->env->frequency_hz, c->ncpus,
-		process_ms);
+		(c->armed_ns - c->launch_ns) / 1e6, process_ms);
 	fprintf(stderr,
 		"isoprof: lost %llu samples (ring buffer full); truncated stacks: user %llu, "
 		"kernel %llu; stack read errors: user %llu, kernel %llu; unnamed frames %llu of %llu\n",
@@ -956,6 +958,7 @@ int cmd_record(int argc, char **argv)
 		return RECORD_EXIT_USAGE;
 
 	c.exit_status = RECORD_EXIT_FAILED;
+	c.launch_ns = now_ns();
 	if (!env.output && !env.out_dir)
 		env.output = env.type == RECORD_HEAP ? "isoprof-heap.pb.gz" : "isoprof-cpu.pb.gz";
 	err = env.out_dir ? probe_dir(env.out_dir) : probe_output(env.output);
@@ -1014,6 +1017,7 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	c.ncpus = sampler__start(c.sampler);
+	c.armed_ns = now_ns();
 	if (c.ncpus < 0) {
 		fprintf(stderr, "isoprof: cannot attach to the CPUs' cpu-clock events: %s\n",
 			strerror(-c.ncpus));

@@ -23,6 +23,7 @@ static const struct {
 	{ "convert", cmd_convert, "convert between pprof, .cpuprofile and folded stacks" },
 	{ "crosscheck", cmd_crosscheck, "compare an isoprof profile with V8's own profile" },
 	{ "flame", cmd_flame, "write an interactive flamegraph (HTML) or a static SVG" },
+	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page" },
 };
 
 static void usage(FILE *out)

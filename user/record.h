@@ -90,6 +90,7 @@ struct capture {
 	size_t nwritten;
 	char first_written[PATH_MAX];
 	int store_err;
+	uint64_t launch_ns, armed_ns;	/* CLOCK_MONOTONIC: command start, sampling armed */
 	uint64_t window_start_ns, window_end_ns;
 	struct timespec wall_start;
 	int ncpus;
@@ -97,6 +98,7 @@ struct capture {
 
 	/* V8's side (record_v8.c) */
 	struct v8_capture *v8;
+	size_t v8_missing_inspector;		/* V8 runtimes in scope without one */
 	struct pprof_profile **group_profiles;	/* per group: isoprof's, when kept */
 	char **group_paths;			/* per group: the file written, or NULL */
 	bool keep_group_profiles;

@@ -102,6 +102,7 @@ int record_v8__prepare(struct capture *c)
 				ready++;
 		}
 	}
+	c->v8_missing_inspector = missing;
 	if (ready)
 		return 0;
 	if (env->type == RECORD_HEAP) {
@@ -462,15 +463,26 @@ int record_v8__finish(struct capture *c)
 		size_t candidates = 0, pick = 0;
 
 		for (size_t k = 0; k < nres; k++) {
-			if (assign[k] >= 0 || nres == 1) {
+			/* unmapped: only when nothing narrows it down, or the target is named so */
+			if (assign[k] >= 0 || (nres == 1 && !c->env->script) ||
+			    (c->env->script && !strcmp(res[k].target->id, c->env->script))) {
 				candidates++;
 				pick = k;
 			}
 		}
-		if (candidates != 1) {
+		if (candidates > 1) {
 			fprintf(stderr, "isoprof: %zu V8 heap profiles for -o %s: name one worker with "
 					"--script, or give --out-dir DIR\n", candidates, c->env->output);
 			err = -EINVAL;
+			goto out;
+		}
+		if (!candidates) {
+			fprintf(stderr, "isoprof: no V8 heap profile of %s%s%s\n",
+				c->env->script ? "script " : "the sampled isolates",
+				c->env->script ? c->env->script : "",
+				c->v8_missing_inspector ? ": its runtime may be one without an "
+							  "inspector (see above)" : "");
+			err = -ENOENT;
 			goto out;
 		}
 		only_output = c->env->output;
@@ -497,8 +509,10 @@ int record_v8__finish(struct capture *c)
 				failures++;
 				continue;
 			}
+		} else if (c->env->script && strcmp(res[k].target->id, c->env->script)) {
+			/* not the isolate asked for, as far as anyone can tell */
+			continue;
 		} else {
-			/* with --script, an unmapped target may be anyone's: say so, keep it */
 			fprintf(stderr, "isoprof: pid %d: V8 target '%s' not mapped to an isolate: %s\n",
 				res[k].target->pid, res[k].target->id, why_unmapped(why[k]));
 		}
@@ -522,14 +536,15 @@ out:
 	free(iso_group);
 	free(assign);
 	free(why);
+	if (!written) {
+		/* the likeliest reason first: a runtime in scope had no inspector */
+		record__set_exit(c, c->v8_missing_inspector || !c->v8->ntargets
+					    ? RECORD_EXIT_NO_INSPECTOR
+					    : RECORD_EXIT_FAILED);
+		return err ? err : -ENOENT;
+	}
 	if (err)
 		return err;
-	if (!written) {
-		bool any_inspector = c->v8->ntargets > 0;
-
-		record__set_exit(c, any_inspector ? RECORD_EXIT_FAILED : RECORD_EXIT_NO_INSPECTOR);
-		return -ENOENT;
-	}
 	return failures ? -EIO : 0;
 }
 

@@ -15,6 +15,7 @@
 
 #include "errmsg.h"
 #include "v8profile.h"
+#include "utf8.h"
 
 #define NO_PARENT UINT32_MAX
 /* V8's default --cpu-profiler-sampling-interval, when nothing says otherwise. */
@@ -206,33 +207,6 @@ static void sbuf_i64(struct sbuf *b, int64_t v)
 	sbuf_putn(b, num, (size_t)n);
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 when it is not one. */
-static size_t utf8_seq(const unsigned char *s)
-{
-	uint32_t cp;
-	size_t n;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* A JSON string; bytes that are not UTF-8 become U+FFFD so the text stays valid JSON. */
 static void sbuf_json_str(struct sbuf *b, const char *s)
 {
@@ -259,7 +233,7 @@ static void sbuf_json_str(struct sbuf *b, const char *s)
 			snprintf(esc, sizeof(esc), "\\u%04x", *u);
 			sbuf_putn(b, esc, 6);
 			u++;
-		} else if ((n = utf8_seq(u))) {
+		} else if ((n = utf8__seq(u, 4))) {
 			sbuf_putn(b, (const char *)u, n);
 			u += n;
 		} else {

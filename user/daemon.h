@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * daemon: what `isoprof serve` needs besides HTTP (docs/daemon.md).
+ *
+ * Admission (struct daemon_admit): bounds the captures.  At most
+ * max_captures run at once, at most one per target (a string: script and
+ * version), and a token bucket refills burst captures per window_s
+ * seconds.  daemon_admit__acquire() takes the caller's monotonic time in
+ * milliseconds (so tests can drive it) and returns a slot (>= 0) to give
+ * back with daemon_admit__release(), or:
+ *   -EBUSY   a capture of this target is running,
+ *   -EAGAIN  every slot is taken,
+ *   -EDQUOT  the bucket is empty,
+ * with *retry_after_s the whole seconds (>= 1) after which it may succeed.
+ * Thread-safe (one mutex inside).  The constructor returns NULL and sets
+ * errno (EINVAL for zero limits, ENOMEM).
+ *
+ * Children (daemon__run_child): fork and exec a program (the daemon runs
+ * its own binary: "/proc/self/exe record ..."), in its own process group,
+ * stdin from /dev/null, stdout and stderr through pipes, every other file
+ * descriptor closed, signals unblocked and SIGPIPE at its default.  It
+ * returns when the child has exited and been reaped.  Kept: the first
+ * out_max bytes of stdout (out_truncated when there was more) and the last
+ * err_max bytes of stderr.  When timeout_ms passes or cancel() returns
+ * true (polled every 100 ms), the group gets SIGTERM, then SIGKILL 3 s
+ * later, so a capture can stop V8's profilers before it exits.  Returns 0
+ * and fills *res (free it with daemon_child__free()), or a negative errno
+ * when the child could not be started.
+ *
+ * daemon__remove_dir() removes a directory and the files directly in it.
+ */
+#ifndef ISOPROF_USER_DAEMON_H
+#define ISOPROF_USER_DAEMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct daemon_admit;
+
+struct daemon_admit *daemon_admit__new(unsigned int max_captures, unsigned int burst,
+				       unsigned int window_s);
+void daemon_admit__free(struct daemon_admit *a);
+int daemon_admit__acquire(struct daemon_admit *a, const char *target, long duration_ms,
+			  uint64_t now_ms, unsigned int *retry_after_s);
+void daemon_admit__release(struct daemon_admit *a, int slot);
+/* Captures running now. */
+unsigned int daemon_admit__running(struct daemon_admit *a);
+
+struct daemon_child_opts {
+	const char *path;		/* program to exec */
+	char *const *argv;
+	uint64_t timeout_ms;
+	size_t out_max;
+	size_t err_max;
+	bool (*cancel)(void *arg);	/* NULL: never */
+	void *arg;
+};
+
+struct daemon_child {
+	int wait_status;		/* from waitpid() */
+	bool timed_out;
+	bool cancelled;
+	bool out_truncated;
+	char *out;			/* NUL-terminated, out_len bytes before it */
+	size_t out_len;
+	char *err;
+	size_t err_len;
+};
+
+int daemon__run_child(const struct daemon_child_opts *opts, struct daemon_child *res);
+void daemon_child__free(struct daemon_child *res);
+
+int daemon__remove_dir(const char *dir);
+
+#endif /* ISOPROF_USER_DAEMON_H */
