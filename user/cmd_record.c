@@ -2,9 +2,10 @@
 /*
  * isoprof record: sample target processes for a window and write a pprof.
  *
- * One thread does everything: the ring buffer (16 MiB, about 8 s of samples
- * at 1000 Hz on 2 CPUs) absorbs the ticks taken while it loads symbol
- * tables or re-reads /proc/PID/maps, so sampling never waits for that work.
+ * One thread does everything: the ring buffer (half a second to a second of
+ * samples, see sampler__ringbuf_bytes()) absorbs the ticks taken while it
+ * loads symbol tables or re-reads /proc/PID/maps, so sampling never waits
+ * for that work.
  */
 #include <argp.h>
 #include <errno.h>
@@ -316,6 +317,7 @@ static int run_window(struct capture *c)
 	/* Sampling is already armed; the ring buffer holds what arrives meanwhile. */
 	for (int i = 0; i < c->ntargets; i++)
 		symbolizer__preload(c->sym, c->targets[i].pid);
+	c->symbols_ns = now_ns();
 
 	last_liveness = last_refresh = now_ns();
 	while (!stop_requested) {
@@ -693,8 +695,9 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	comments[ncomments++] = record__asprintf("command: %s", isoprof_command_line);
 	comments[ncomments++] = record__asprintf("window: %s + %.3f s", when, window / 1e9);
-	comments[ncomments++] = record__asprintf("start-up: sampling armed %.1f ms after launch",
-					  (c->armed_ns - c->launch_ns) / 1e6);
+	comments[ncomments++] = record__asprintf(
+		"start-up: sampling armed %.1f ms after launch, symbol tables loaded at %.1f ms",
+		(c->armed_ns - c->launch_ns) / 1e6, (c->symbols_ns - c->launch_ns) / 1e6);
 	comments[ncomments++] = record__asprintf("rate: %ld Hz per CPU (period %llu ns), cpu-clock on %d CPUs",
 					  c->env->frequency_hz, sampler__period_ns(c->sampler),
 					  c->ncpus);
@@ -780,11 +783,12 @@ static void print_summary(const struct capture *c, const struct isoprof_counters
 			c->env->out_dir ? c->env->out_dir : ".");
 	fprintf(stderr,
 		" (%s): %llu of %zu samples over %.2f s at %ld Hz on %d CPUs, "
-		"armed %.0f ms after launch, post-processing %.0f ms\n",
+		"armed %.0f ms after launch (symbols loaded at %.0f ms), post-processing %.0f ms\n",
 		c->env->raw ? "pprof, raw protobuf" : "pprof, gzip",
 		(unsigned long long)stats->samples, total,
 		(c->window_end_ns - c->window_start_ns) / 1e9, c->env->frequency_hz, c->ncpus,
-		(c->armed_ns - c->launch_ns) / 1e6, process_ms);
+		(c->armed_ns - c->launch_ns) / 1e6, (c->symbols_ns - c->launch_ns) / 1e6,
+		process_ms);
 	fprintf(stderr,
 		"isoprof: lost %llu samples (ring buffer full); truncated stacks: user %llu, "
 		"kernel %llu; stack read errors: user %llu, kernel %llu; unnamed frames %llu of %llu\n",

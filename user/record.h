@@ -90,7 +90,8 @@ struct capture {
 	size_t nwritten;
 	char first_written[PATH_MAX];
 	int store_err;
-	uint64_t launch_ns, armed_ns;	/* CLOCK_MONOTONIC: command start, sampling armed */
+	/* CLOCK_MONOTONIC: command start, sampling armed, symbol tables loaded */
+	uint64_t launch_ns, armed_ns, symbols_ns;
 	uint64_t window_start_ns, window_end_ns;
 	struct timespec wall_start;
 	int ncpus;

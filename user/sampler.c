@@ -16,7 +16,19 @@
 #include "sampler.skel.h"
 #include "cpus.h"
 
-#define DEFAULT_RINGBUF_BYTES (16u << 20)
+/*
+ * The ring holds what arrives before the reader's first poll (symbol
+ * preload, up to 140 ms cold on workerd; V8's Profiler.start with --v8)
+ * and between polls (50 ms).  Half a second of samples on every CPU,
+ * rounded up to a power of two, is ample, and keeps memory down: the
+ * kernel maps the ring's pages twice, so a 16 MiB ring cost 32 MiB of
+ * resident memory once it had wrapped (104 MB peak RSS for a 50 s capture
+ * of the demo; 2-4 MiB rings lost nothing at 2000 records/s).
+ */
+#define RINGBUF_SECONDS_NUM 1
+#define RINGBUF_SECONDS_DEN 2
+#define MIN_RINGBUF_BYTES (1u << 20)
+#define MAX_RINGBUF_BYTES (64u << 20)
 #define DEFAULT_MAX_TARGETS 4096
 
 struct sampler {
@@ -60,9 +72,24 @@ static void set_err(const struct sampler_opts *opts, const char *fmt, ...)
 	va_end(ap);
 }
 
+size_t sampler__ringbuf_bytes(unsigned int frequency_hz, unsigned int ncpus)
+{
+	uint64_t want = (uint64_t)frequency_hz * (ncpus ? ncpus : 1) *
+			sizeof(struct isoprof_sample) * RINGBUF_SECONDS_NUM / RINGBUF_SECONDS_DEN;
+	size_t bytes = MIN_RINGBUF_BYTES;
+
+	while (bytes < want && bytes < MAX_RINGBUF_BYTES)
+		bytes <<= 1;
+	return bytes;
+}
+
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn fn, void *ctx)
 {
-	size_t ring_bytes = opts->ringbuf_bytes ? opts->ringbuf_bytes : DEFAULT_RINGBUF_BYTES;
+	int possible = libbpf_num_possible_cpus();
+	size_t ring_bytes = opts->ringbuf_bytes
+				    ? opts->ringbuf_bytes
+				    : sampler__ringbuf_bytes(opts->frequency_hz,
+							     possible > 0 ? (unsigned int)possible : 1);
 	unsigned int max_targets = opts->max_targets ? opts->max_targets : DEFAULT_MAX_TARGETS;
 	struct sampler *s;
 	int err;

@@ -29,12 +29,18 @@ typedef int (*sampler_sample_fn)(void *ctx, const struct isoprof_sample *sample)
 
 struct sampler_opts {
 	unsigned int frequency_hz;	/* samples per second per CPU */
-	size_t ringbuf_bytes;		/* power of two, >= page size; 0: default */
+	size_t ringbuf_bytes;		/* power of two, >= page size; 0: sampler__ringbuf_bytes() */
 	unsigned int max_targets;	/* 0: default */
 	bool run_time_stats;		/* turn on kernel BPF run-time stats while loaded */
 	char *err_buf;			/* optional: why sampler__new() failed */
 	size_t err_len;
 };
+
+/*
+ * The default ring size: half a second of samples at frequency_hz on ncpus
+ * CPUs, as a power of two from 1 MiB to 64 MiB.
+ */
+size_t sampler__ringbuf_bytes(unsigned int frequency_hz, unsigned int ncpus);
 
 struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn fn, void *ctx);
 void sampler__free(struct sampler *s);

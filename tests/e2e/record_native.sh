@@ -159,7 +159,7 @@ expect_error() {
 	fi
 }
 
-expect_error "pid that does not exist" 1 '^isoprof: pid 999999: no such process$' \
+expect_error "pid that does not exist" 3 '^isoprof: pid 999999: no such process$' \
 	record --pid 999999 --duration-ms 1000 -o "$T/x.pb.gz"
 expect_error "duration below range" 2 'duration-ms must be an integer from 1000 to 50000' \
 	record --pid $$ --duration-ms 999 -o "$T/x.pb.gz"
@@ -175,7 +175,7 @@ expect_error "unwritable output path" 1 '^isoprof: cannot write /nonexistent-dir
 	record --pid $$ --duration-ms 1000 -o /nonexistent-dir/x.pb.gz
 sleep 30 &
 idle=$!
-expect_error "idle target: nothing to sample" 1 'no samples: .*idle' \
+expect_error "idle target: nothing to sample" 4 'no samples: .*idle' \
 	record --pid $idle --duration-ms 1000 -o "$T/idle.pb.gz"
 kill $idle
 [ ! -e "$T/idle.pb.gz" ] && pass "idle target: no file written" || fail "idle target" "a file was written"
