@@ -41,7 +41,7 @@ echo "demo: isoprof record --pid $WORKERD_PID --v8 --duration-ms 5000 --out-dir 
 	--out-dir "$OUT" >"$OUT/crosscheck.txt"
 echo
 echo "demo: cross-check with V8's own profiler (full report: $OUT/crosscheck.txt)"
-grep -E '^== cross-check|^Total variation|^Verdict' "$OUT/crosscheck.txt" | sed 's/^/  /' 
+grep -E '^== cross-check|^  note:|^Total variation|^Verdict' "$OUT/crosscheck.txt" | sed 's/^/  /' 
 wait "${WRK_PIDS[@]}" 2>/dev/null || true
 WRK_PIDS=()
 
