@@ -40,6 +40,7 @@
 #include <libiberty/demangle.h>
 
 #include "commands.h"
+#include "index_table.h"
 #include "pprof_reader.h"
 
 /* pprof's defaults for text reports (driver/config.go). */
@@ -87,13 +88,6 @@ struct edge {
 	bool inline_only;	/* every contribution came from an inlined frame */
 };
 
-/* Open-addressing table of uint32 indices (+1) with the entry hash beside them. */
-struct itab {
-	uint32_t *idx1;
-	uint32_t *hash;
-	size_t mask, count;
-};
-
 struct top {
 	const struct top_env *env;
 	const struct pprof_profile *prof;
@@ -107,10 +101,10 @@ struct top {
 	char **frame_name_owned;	/* ... when it differs from the profile's */
 	struct node *nodes;
 	size_t nnodes, nodes_cap;
-	struct itab node_tab;
+	struct index_table node_tab;
 	struct edge *edges;
 	size_t nedges, edges_cap;
-	struct itab edge_tab;
+	struct index_table edge_tab;
 	bool any_inline;
 	bool no_mappings;
 	struct pprof_stack st;
@@ -153,46 +147,6 @@ static uint32_t hash_fold(uint64_t h)
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
 	return (uint32_t)h;
-}
-
-static int itab__reserve(struct itab *t)
-{
-	size_t nsize;
-	uint32_t *ni, *nh;
-
-	if (t->mask && (t->count + 1) * 2 <= t->mask + 1)
-		return 0;
-	nsize = t->mask ? (t->mask + 1) * 2 : 256;
-	ni = calloc(nsize, sizeof(*ni));
-	nh = calloc(nsize, sizeof(*nh));
-	if (!ni || !nh) {
-		free(ni);
-		free(nh);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; t->mask && i <= t->mask; i++) {
-		size_t j;
-
-		if (!t->idx1[i])
-			continue;
-		for (j = t->hash[i] & (nsize - 1); ni[j]; j = (j + 1) & (nsize - 1))
-			;
-		ni[j] = t->idx1[i];
-		nh[j] = t->hash[i];
-	}
-	free(t->idx1);
-	free(t->hash);
-	t->idx1 = ni;
-	t->hash = nh;
-	t->mask = nsize - 1;
-	return 0;
-}
-
-static void itab__release(struct itab *t)
-{
-	free(t->idx1);
-	free(t->hash);
-	memset(t, 0, sizeof(*t));
 }
 
 /* Go's filepath.Clean, so --lines keys and prints files exactly like pprof. */
@@ -611,7 +565,7 @@ static int frame_node(struct top *t, const struct pprof_frame *f, uint32_t *out)
 	h ^= (uint64_t)start_line * 0xc2b2ae3d27d4eb4fULL;
 	hash = hash_fold(h);
 
-	if (itab__reserve(&t->node_tab))
+	if (index_table__reserve(&t->node_tab))
 		goto out;
 	for (i = hash & t->node_tab.mask; t->node_tab.idx1[i]; i = (i + 1) & t->node_tab.mask) {
 		n = &t->nodes[t->node_tab.idx1[i] - 1];
@@ -743,7 +697,7 @@ static int add_edge(struct top *t, uint32_t src, uint32_t dst, int64_t w, bool i
 	struct edge *e;
 	size_t i;
 
-	if (itab__reserve(&t->edge_tab))
+	if (index_table__reserve(&t->edge_tab))
 		return -ENOMEM;
 	for (i = hash & t->edge_tab.mask; t->edge_tab.idx1[i]; i = (i + 1) & t->edge_tab.mask) {
 		e = &t->edges[t->edge_tab.idx1[i] - 1];
@@ -789,7 +743,7 @@ static int build_graph(struct top *t, bool use_kept, size_t *count)
 		t->nodes[i].stamp = 0;
 	}
 	t->nedges = 0;
-	itab__release(&t->edge_tab);
+	index_table__release(&t->edge_tab);
 
 	for (size_t k = 0; k < t->nsamples; k++) {
 		size_t s = t->samples[k];
@@ -971,15 +925,15 @@ static void print_time(FILE *out, int64_t nanos)
 static int print_comments(const struct top *t, FILE *out)
 {
 	const Perftools__Profiles__Profile *msg = pprof_profile__proto(t->prof);
-	struct itab seen = { 0 };
+	struct index_table seen = { 0 };
 
 	for (size_t i = 0; i < msg->n_comment; i++) {
 		const char *cm = pprof_profile__string(t->prof, msg->comment[i]);
 		uint32_t hash = hash_fold(hash_str(0xcbf29ce484222325ULL, cm));
 		size_t k;
 
-		if (itab__reserve(&seen)) {
-			itab__release(&seen);
+		if (index_table__reserve(&seen)) {
+			index_table__release(&seen);
 			return -ENOMEM;
 		}
 		for (k = hash & seen.mask; seen.idx1[k]; k = (k + 1) & seen.mask) {
@@ -997,7 +951,7 @@ static int print_comments(const struct top *t, FILE *out)
 		if (cm[0] != '#')
 			fprintf(out, "%s\n", cm);
 	}
-	itab__release(&seen);
+	index_table__release(&seen);
 	return 0;
 }
 
@@ -1186,9 +1140,9 @@ static void top__release(struct top *t)
 		free(t->nodes[i].info);
 	}
 	free(t->nodes);
-	itab__release(&t->node_tab);
+	index_table__release(&t->node_tab);
 	free(t->edges);
-	itab__release(&t->edge_tab);
+	index_table__release(&t->edge_tab);
 	free(t->samples);
 	free(t->frame_node);
 	for (size_t i = 0; t->frame_name_owned && i < pprof_profile__frame_count(t->prof); i++)

@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "flame_svg.h"
+#include "index_table.h"
 #include "pprof_reader.h"
 
 #define ROW_H 16
@@ -42,21 +43,15 @@ struct fnode {
 	double cum, self;
 };
 
-/* Open-addressing table of indices + 1, with each entry's hash beside it. */
-struct htab {
-	uint32_t *idx1, *hash;
-	size_t mask, count;
-};
-
 struct flame {
 	const struct pprof_profile *prof;
 	struct func *funcs;
 	size_t nfuncs, funcs_cap;
-	struct htab func_tab;
+	struct index_table func_tab;
 	uint32_t *frame_func;
 	struct fnode *nodes;
 	size_t nnodes, nodes_cap;
-	struct htab node_tab;
+	struct index_table node_tab;
 	double total;
 	size_t samples;
 };
@@ -78,46 +73,6 @@ static uint32_t mix(uint32_t h)
 	h *= 0x846ca68bu;
 	h ^= h >> 16;
 	return h;
-}
-
-static int htab__grow(struct htab *t)
-{
-	size_t nsize = t->mask ? (t->mask + 1) * 2 : 1024;
-	uint32_t *ni, *nh;
-
-	if (t->mask && (t->count + 1) * 2 <= t->mask + 1)
-		return 0;
-	if (nsize > UINT32_MAX)
-		return -ENOMEM;
-	ni = calloc(nsize, sizeof(*ni));
-	nh = calloc(nsize, sizeof(*nh));
-	if (!ni || !nh) {
-		free(ni);
-		free(nh);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; t->mask && i <= t->mask; i++) {
-		size_t j;
-
-		if (!t->idx1[i])
-			continue;
-		for (j = t->hash[i] & (nsize - 1); ni[j]; j = (j + 1) & (nsize - 1))
-			;
-		ni[j] = t->idx1[i];
-		nh[j] = t->hash[i];
-	}
-	free(t->idx1);
-	free(t->hash);
-	t->idx1 = ni;
-	t->hash = nh;
-	t->mask = nsize - 1;
-	return 0;
-}
-
-static void htab__release(struct htab *t)
-{
-	free(t->idx1);
-	free(t->hash);
 }
 
 static const char *base_name(const char *path)
@@ -173,7 +128,7 @@ static int intern_frames(struct flame *fl)
 			name = owned;
 		}
 		h = mix(hash_bytes(hash_bytes(2166136261u, name) * 31u, f->filename));
-		if (htab__grow(&fl->func_tab)) {
+		if (index_table__reserve(&fl->func_tab)) {
 			free(owned);
 			return -ENOMEM;
 		}
@@ -249,7 +204,7 @@ static int child_of(struct flame *fl, uint32_t parent, uint32_t func, uint32_t *
 	size_t k;
 	int err;
 
-	err = htab__grow(&fl->node_tab);
+	err = index_table__reserve(&fl->node_tab);
 	if (err)
 		return err;
 	for (k = h & fl->node_tab.mask; fl->node_tab.idx1[k]; k = (k + 1) & fl->node_tab.mask) {
@@ -686,7 +641,7 @@ out:
 	free(fl.funcs);
 	free(fl.frame_func);
 	free(fl.nodes);
-	htab__release(&fl.func_tab);
-	htab__release(&fl.node_tab);
+	index_table__release(&fl.func_tab);
+	index_table__release(&fl.node_tab);
 	return ret;
 }
