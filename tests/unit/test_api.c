@@ -526,7 +526,7 @@ static bool cancel_now(void *arg)
 static void test_child_timeout_and_cancel(void **state)
 {
 	/* TERM is ignored: the group gets KILL after the grace period */
-	char *stubborn[] = { "sh", "-c", "trap '' TERM; sleep 30 & wait; sleep 30", NULL };
+	char *ignores_term[] = { "sh", "-c", "trap '' TERM; sleep 30 & wait; sleep 30", NULL };
 	char *polite[] = { "sh", "-c", "sleep 30", NULL };
 	struct daemon_child_opts o = { .path = "/bin/sh", .argv = polite, .timeout_ms = 200,
 				       .out_max = 64, .err_max = 64 };
@@ -540,7 +540,7 @@ static void test_child_timeout_and_cancel(void **state)
 	assert_int_equal(WTERMSIG(ch.wait_status), SIGTERM);
 	daemon_child__free(&ch);
 
-	o.argv = stubborn;
+	o.argv = ignores_term;
 	o.timeout_ms = 60000;
 	o.cancel = cancel_now;
 	o.arg = &calls;
