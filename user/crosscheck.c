@@ -78,6 +78,8 @@ struct cc_side {
 	uint64_t js_unattributed;	/* class js / v8-builtin, no JS frame found */
 	uint64_t cls_main[NR_CC], cls_all[NR_CC];
 	uint64_t program_root_main;	/* main-thread samples rooted at "(program)" */
+	uint64_t deopt_main;		/* main-thread samples in V8's deoptimizer */
+	double ticks_ratio;		/* samples per tick of the nominal timer; NaN */
 	size_t nisolates;
 	int64_t median_delta_ns;	/* V8: median time between samples; 0 unknown */
 	size_t *order;			/* functions with samples, by share */
@@ -106,6 +108,7 @@ struct crosscheck_report {
 	size_t *only[2];		/* seen by one side only, by share */
 	size_t nonly[2];
 	bool agree;
+	bool v8_deopt_inflated;		/* V8's samples outnumber its timer's ticks */
 	char *verdict;
 	char **notes;
 	size_t nnotes;
@@ -565,6 +568,22 @@ static bool is_osr_code(const struct pprof_frame *f)
 	return colon && colon[1] == 'o' && (colon[2] == '+' || colon[2] == '*');
 }
 
+/*
+ * Is the thread in V8's deoptimizer?  The deoptimization entry builtins
+ * and the C++ Deoptimizer they call; a deopt loop shows as a steady share.
+ */
+static bool in_deoptimizer(const struct pprof_stack *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		const char *name = st->frames[i]->name;
+
+		if (starts_with(name, "Builtins_DeoptimizationEntry") ||
+		    starts_with(name, "v8::internal::Deoptimizer::"))
+			return true;
+	}
+	return false;
+}
+
 /* The function of stack frame i, as an index into r->fns, or a negative errno. */
 static ssize_t frame_fn(struct crosscheck_report *r, struct side_ctx *c, ssize_t i)
 {
@@ -699,6 +718,8 @@ static int scan_side(struct crosscheck_report *r, const struct pprof_profile *p,
 			sd->cls_main[cls] += w;
 			if (c.st.n && !strcmp(c.st.frames[c.st.n - 1]->name, "(program)"))
 				sd->program_root_main += w;
+			if (in_deoptimizer(&c.st))
+				sd->deopt_main += w;
 		}
 		err = attribute(r, &c, sd, side, cls, w);
 		if (err)
@@ -706,6 +727,10 @@ static int scan_side(struct crosscheck_report *r, const struct pprof_profile *p,
 	}
 	sd->rate_hz = sd->window_ns > 0 ? (double)sd->main_samples * 1e9 / (double)sd->window_ns
 					: NAN;
+	sd->ticks_ratio = sd->window_ns > 0 && sd->period > 0 &&
+				  !strcmp(sd->period_unit, "nanoseconds")
+			  ? (double)sd->samples * (double)sd->period / (double)sd->window_ns
+			  : NAN;
 	err = group_threads(sd, &tids);
 	if (!err)
 		err = count_isolates(r, &c, sd);
@@ -932,7 +957,58 @@ static int verdict(struct crosscheck_report *r)
 		r->verdict = NULL;
 		return -ENOMEM;
 	}
+	if (starts_with(r->verdict, "disagree") && r->v8_deopt_inflated) {
+		char *longer;
+
+		if (asprintf(&longer, "%s; V8's samples are mostly deoptimizations, not "
+			     "timer ticks (see the notes)", r->verdict) < 0)
+			return -ENOMEM;
+		free(r->verdict);
+		r->verdict = longer;
+	}
 	return 0;
+}
+
+/*
+ * V8's profiler adds a sample at every deoptimization besides its timer's
+ * (ProfilerEventsProcessor::AddDeoptStack), at the deoptimizing code or,
+ * when it does not know that code, its caller.  In a deopt loop these
+ * outnumber the timer's ticks and V8's shares count deoptimizations.
+ */
+static void check_v8_inflation(struct crosscheck_report *r)
+{
+	const struct cc_side *v8 = &r->side[CROSSCHECK_V8];
+
+	r->v8_deopt_inflated = v8->ticks_ratio > CROSSCHECK_TICKS_INFLATED ||
+			       (v8->median_delta_ns > 0 &&
+				v8->median_delta_ns < CROSSCHECK_MIN_TIMER_NS);
+}
+
+static int deopt_notes(struct crosscheck_report *r)
+{
+	const struct cc_side *iso = &r->side[CROSSCHECK_ISOPROF], *v8 = &r->side[CROSSCHECK_V8];
+	double deopt = iso->main_samples ? (double)iso->deopt_main / (double)iso->main_samples
+					 : 0;
+	int ret = 0;
+
+	if (r->v8_deopt_inflated && !isnan(v8->ticks_ratio) && v8->ticks_ratio > 1)
+		ret = add_note(r, "V8's profile holds %" PRIu64 " samples over %.3f s, %.1fx the "
+			       "ticks of its %.3f ms timer: V8 also records a sample at every "
+			       "deoptimization, charged to the deoptimizing code or, when it does "
+			       "not know that code, to its caller, so its shares count "
+			       "deoptimizations rather than time", v8->samples,
+			       (double)v8->window_ns / 1e9, v8->ticks_ratio, (double)v8->period / 1e6);
+	else if (r->v8_deopt_inflated)
+		ret = add_note(r, "V8's median interval between samples is %.1f us, far below "
+			       "a timer's (DevTools' finest is 100 us): V8 also records a sample at every "
+			       "deoptimization, so its shares count deoptimizations rather than time",
+			       (double)v8->median_delta_ns / 1e3);
+	if (!ret && deopt >= CROSSCHECK_DEOPT_SHARE)
+		ret = add_note(r, "%.1f%% of isoprof's samples on the isolate's thread are in V8's "
+			       "deoptimizer: code is being deoptimized over and over (a deopt "
+			       "loop; V8's --trace-deopt says which function and why)",
+			       100.0 * deopt);
+	return ret;
 }
 
 /* Is there a sample of the isolate?  When not, err names the isolates there are. */
@@ -1037,8 +1113,11 @@ int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_
 		ret = top_rows(r);
 	if (!ret)
 		ret = only_one_side(r);
+	check_v8_inflation(r);
 	if (!ret)
 		ret = verdict(r);
+	if (!ret)
+		ret = deopt_notes(r);
 	if (!ret && r->side[CROSSCHECK_ISOPROF].js_osr * 20 > r->side[CROSSCHECK_ISOPROF].js)
 		ret = add_note(r, "%.1f%% of isoprof's JS samples ran in on-stack-replacement "
 			       "code, which V8's profiler may not resolve when it was compiled "
@@ -1444,6 +1523,8 @@ static struct json_object *json_side(const struct crosscheck_report *r, int side
 	err |= put(o, "js_samples", json_object_new_uint64(sd->js));
 	err |= put(o, "js_unattributed_samples", json_object_new_uint64(sd->js_unattributed));
 	err |= put(o, "isolates", json_object_new_uint64(sd->nisolates));
+	err |= put_num(o, "samples_per_timer_tick", sd->ticks_ratio);
+	err |= put(o, "deoptimizer_samples_main_thread", json_object_new_uint64(sd->deopt_main));
 	if (sd->median_delta_ns > 0)
 		err |= put(o, "median_interval_ns", json_object_new_int64(sd->median_delta_ns));
 	err |= put(o, "class_shares_main_thread", json_classes(sd->cls_main, sd->main_samples));
@@ -1515,6 +1596,7 @@ int crosscheck__print_json(const struct crosscheck_report *r, FILE *f)
 	err |= put(o, "same_top_physical", json_object_new_boolean(r->same_top_physical));
 	err |= put(o, "agree_physical",
 		   json_object_new_boolean(crosscheck_report__agree_physical(r)));
+	err |= put(o, "v8_deopt_inflated", json_object_new_boolean(r->v8_deopt_inflated));
 	err |= put(o, "verdict", json_object_new_string(r->verdict));
 	err |= put(o, "roles_guessed", json_object_new_boolean(r->roles_guessed));
 	a = json_object_new_array();

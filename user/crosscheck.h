@@ -26,6 +26,13 @@
  * isoprof's samples on threads other than the isolate's; and a verdict:
  * "agree" when TVD < 0.25 and both sides' top function is the same.
  *
+ * Deoptimizations.  V8's profiler records a sample at every deoptimization
+ * as well as at its timer's ticks.  When V8's samples outnumber the ticks
+ * (CROSSCHECK_TICKS_INFLATED per tick, or a median interval under
+ * CROSSCHECK_MIN_TIMER_NS), a "disagree" verdict says V8's samples are
+ * mostly deoptimizations, and a note gives the numbers; isoprof's share of
+ * the isolate's thread in the deoptimizer gets a note from 1%.
+ *
  * Ownership: the report copies what it keeps; the profiles may be freed
  * after crosscheck__compute().  Errors: -ENOMEM; -ENODATA when a side has
  * no JS samples (err says which); -EINVAL for bad options.  Nothing prints
@@ -45,6 +52,9 @@
 #define CROSSCHECK_TVD_AGREE 0.25	/* agree below this distance */
 #define CROSSCHECK_ONLY_SHARE 0.005	/* "seen by one side only" from this share */
 #define CROSSCHECK_RANK_SET 20		/* functions the rank correlation covers */
+#define CROSSCHECK_TICKS_INFLATED 1.5	/* V8 samples per timer tick: deopt samples */
+#define CROSSCHECK_MIN_TIMER_NS 50000	/* a median V8 interval below this: the same */
+#define CROSSCHECK_DEOPT_SHARE 0.01	/* isoprof thread share in the deoptimizer: note */
 
 enum crosscheck_side {
 	CROSSCHECK_ISOPROF = 0,

@@ -677,6 +677,62 @@ static void test_physical_and_osr(void **state)
 	pprof_profile__free(v8);
 }
 
+/*
+ * A deopt loop: V8 records a sample at every deoptimization, charged to
+ * the caller of code it does not know, so its samples outnumber its
+ * timer's ticks (4800 over 2 s at 1 ms) and name the wrong function;
+ * isoprof sees the thread in the deoptimizer.
+ */
+static void test_deopt_loop(void **state)
+{
+	static const struct who BUILTIN = { "v8-builtin", 100, "node", "0x1000" };
+	struct pprof_builder *b = new_profile(false);
+	struct pprof_profile *iso, *v8;
+	struct crosscheck_report *r = NULL;
+	struct json_object *o;
+	char err[256] = "";
+
+	(void)state;
+	add(b, &MAIN_JS, 70, 1, js(b, "sieve", "/w/beta.js", 5));
+	add(b, &BUILTIN, 10, 2, named(b, "Builtins_DeoptimizationEntry_Eager"),
+	    js(b, "sieve", "/w/beta.js", 5));
+	add(b, &MAIN_JS, 20, 1, js(b, "fetch", "/w/beta.js", 30));
+	iso = finish(b);
+	b = new_profile(true);
+	add(b, &V8_JS, 4500, 1, v8js(b, "fetch", "beta.js", 30));
+	add(b, &V8_JS, 300, 1, v8js(b, "sieve", "beta.js", 5));
+	v8 = finish(b);
+
+	assert_int_equal(crosscheck__compute(iso, v8, NULL, &r, err, sizeof(err)), 0);
+	assert_false(crosscheck_report__agree(r));
+	o = report_json(r);
+	assert_true(json_object_get_boolean(get(o, "v8_deopt_inflated")));
+	assert_float_equal(num(o, "v8.samples_per_timer_tick"), 2.4, 1e-9);
+	assert_float_equal(num(o, "isoprof.samples_per_timer_tick"), 0.05, 1e-9);
+	assert_int_equal(json_object_get_int64(get(o, "isoprof.deoptimizer_samples_main_thread")),
+			 10);
+	assert_non_null(strstr(str(o, "verdict"), "; V8's samples are mostly deoptimizations"));
+	assert_non_null(strstr(str(o, "notes.0"), "4800 samples over 2.000 s, 2.4x the ticks"));
+	assert_non_null(strstr(str(o, "notes.1"), "10.0% of isoprof's samples on the isolate's "
+						 "thread are in V8's deoptimizer"));
+	json_object_put(o);
+	crosscheck__free(r);
+	pprof_profile__free(iso);
+	pprof_profile__free(v8);
+
+	/* an ordinary pair: no inflation, no note */
+	build_pair(&iso, &v8);
+	assert_int_equal(crosscheck__compute(iso, v8, NULL, &r, err, sizeof(err)), 0);
+	o = report_json(r);
+	assert_false(json_object_get_boolean(get(o, "v8_deopt_inflated")));
+	assert_int_equal(json_object_array_length(get(o, "notes")), 0);
+	assert_null(strstr(str(o, "verdict"), "deoptimizations"));
+	json_object_put(o);
+	crosscheck__free(r);
+	pprof_profile__free(iso);
+	pprof_profile__free(v8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -688,6 +744,7 @@ int main(void)
 		cmocka_unit_test(test_no_js_samples),
 		cmocka_unit_test(test_load_and_text),
 		cmocka_unit_test(test_physical_and_osr),
+		cmocka_unit_test(test_deopt_loop),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
