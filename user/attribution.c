@@ -130,6 +130,7 @@ int attribution__build(struct attribution *a, const struct sample_store *store,
 		g = &a->groups[gi];
 		g->samples++;
 		g->class_samples[stack_view__class(v, s->isolate != 0)]++;
+		g->deopt_samples += v->deopt;
 		if (s->time_ns > g->last_sample_ns)
 			g->last_sample_ns = s->time_ns;
 		/* a stack belongs to one process; noting it once is enough */

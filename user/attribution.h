@@ -34,6 +34,7 @@ struct isolate_group {
 	const struct isolate_info *info; /* NULL for isolate 0 */
 	uint64_t samples;
 	uint64_t class_samples[NR_SAMPLE_CLASSES];
+	uint64_t deopt_samples;		/* with V8's deoptimizer on the stack */
 	uint64_t last_sample_ns;	/* CLOCK_MONOTONIC of its newest sample */
 };
 

@@ -652,6 +652,18 @@ static void find_new_code_logs(struct capture *c)
 	}
 }
 
+/*
+ * From this share of an isolate's samples in the deoptimizer, the summary
+ * and the profile's comments name a deopt loop: a function's few
+ * deoptimizations while its types settle cost well under 1%.
+ */
+#define DEOPT_LOOP_PERCENT 1
+
+static bool is_deopt_loop(const struct isolate_group *g)
+{
+	return g->samples && g->deopt_samples * 100 >= g->samples * DEOPT_LOOP_PERCENT;
+}
+
 static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 			  double *process_ms)
 {
@@ -716,6 +728,15 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 			comments[ncomments++] = record__asprintf(
 				"note: pid %d (%s) exited %.3f s into the window", t->pid, t->comm,
 				t->exited_after_ns / 1e9);
+	}
+	for (size_t i = 0; i < c->attr.ngroups && ncomments < MAX_COMMENTS - 4; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (c->selected[i] && g->isolate && is_deopt_loop(g))
+			comments[ncomments++] = record__asprintf(
+				"note: isolate %s (%s): %.1f%% of its samples in V8's deoptimizer, "
+				"a deopt loop", g->isolate_str, isolate_group__script(g),
+				100.0 * g->deopt_samples / g->samples);
 	}
 	nnotes = symbolizer__notes(c->sym, &notes);
 	for (size_t i = 0; i < nnotes && ncomments < MAX_COMMENTS; i++)
@@ -818,6 +839,12 @@ static void print_summary(const struct capture *c, const struct isoprof_counters
 			fprintf(stderr, "  outside isolates (pid %u): %llu samples %.1f%%:", g->pid,
 				(unsigned long long)g->samples, 100.0 * g->samples / total);
 		print_classes(g->class_samples, g->samples);
+		if (g->isolate && is_deopt_loop(g))
+			fprintf(stderr,
+				"    %.1f%% of its samples in V8's deoptimizer: code is deoptimized "
+				"over and over (a deopt loop; V8's --trace-deopt names the function "
+				"and the reason)\n",
+				100.0 * g->deopt_samples / g->samples);
 	}
 	if (stats->jit_leaf_samples)
 		fprintf(stderr, "isoprof: JIT-leaf samples: %llu, named %llu (%.1f%%)\n",

@@ -13,6 +13,7 @@
 
 #include "errmsg.h"
 #include "crosscheck.h"
+#include "frames.h"
 #include "pprof_builder.h"
 #include "v8profile.h"
 
@@ -577,8 +578,7 @@ static bool in_deoptimizer(const struct pprof_stack *st)
 	for (size_t i = 0; i < st->n; i++) {
 		const char *name = st->frames[i]->name;
 
-		if (starts_with(name, "Builtins_DeoptimizationEntry") ||
-		    starts_with(name, "v8::internal::Deoptimizer::"))
+		if (frames__is_deoptimizer(name))
 			return true;
 	}
 	return false;

@@ -74,6 +74,12 @@ static const char *const wait_functions[] = {
 	"futex_wait", "__futex_wait", "futex_wait_queue", "futex_wait_queue_me",
 };
 
+bool frames__is_deoptimizer(const char *name)
+{
+	return name && (strstr(name, "DeoptimizationEntry_") || strstr(name, "NotifyDeoptimized") ||
+			starts_with(name, "v8::internal::Deoptimizer::"));
+}
+
 enum frame_class frames__classify_native(const char *name, bool kernel)
 {
 	if (!name)
@@ -283,6 +289,7 @@ static void summarize(struct frame_table *ft, struct stack_view *v, size_t nkern
 		gc |= f->cls == FRAME_GC;
 		v->has_js |= f->cls == FRAME_JS;
 		v->idle_wait |= f->cls == FRAME_WAIT;
+		v->deopt |= !f->kernel && frames__is_deoptimizer(f->sym.name);
 		if (i == nkernel) {
 			v->leaf_jit = f->jit;
 			v->leaf_jit_named = f->sym.kind == SYM_FRAME_JIT;

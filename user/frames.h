@@ -82,6 +82,7 @@ struct stack_view {
 	enum sample_class cls;	/* the class when an isolate is entered */
 	bool idle_wait;		/* class is idle when no isolate is entered */
 	bool has_js;		/* some frame is JS */
+	bool deopt;		/* some frame is V8's deoptimizer */
 	bool leaf_jit;		/* the user leaf is JIT code */
 	bool leaf_jit_named;
 };
@@ -105,6 +106,13 @@ static inline enum sample_class stack_view__class(const struct stack_view *v, bo
 {
 	return !in_isolate && v->idle_wait ? CLASS_IDLE : v->cls;
 }
+
+/*
+ * Is this function part of V8's deoptimizer: the deoptimization entry
+ * builtins, NotifyDeoptimized, or the C++ Deoptimizer?  A steady share of
+ * samples in it is a deopt loop.
+ */
+bool frames__is_deoptimizer(const char *name);
 
 /* Exposed for tests: the class of a native (ELF or kernel) function name. */
 enum frame_class frames__classify_native(const char *name, bool kernel);
