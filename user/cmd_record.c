@@ -36,6 +36,7 @@
 #include "sample_store.h"
 #include "sampler.h"
 #include "symbolizer.h"
+#include "monotime.h"
 
 #define MIN_DURATION_MS 1000
 #define MAX_DURATION_MS 50000
@@ -177,14 +178,6 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 /* A zombie still answers kill(pid, 0) but will never run again. */
 static bool process_alive(pid_t pid)
 {
@@ -310,21 +303,21 @@ static int run_window(struct capture *c)
 	uint64_t deadline, now, last_liveness, last_refresh;
 	int n;
 
-	c->window_start_ns = now_ns();
+	c->window_start_ns = monotime_ns();
 	clock_gettime(CLOCK_REALTIME, &c->wall_start);
 	deadline = c->window_start_ns + (uint64_t)c->env->duration_ms * 1000000ull;
 
 	/* Sampling is already armed; the ring buffer holds what arrives meanwhile. */
 	for (int i = 0; i < c->ntargets; i++)
 		symbolizer__preload(c->sym, c->targets[i].pid);
-	c->symbols_ns = now_ns();
+	c->symbols_ns = monotime_ns();
 
-	last_liveness = last_refresh = now_ns();
+	last_liveness = last_refresh = monotime_ns();
 	while (!stop_requested) {
 		n = sampler__poll(c->sampler, 50);
 		if (n < 0)
 			return n;
-		now = now_ns();
+		now = monotime_ns();
 		if (now >= deadline)
 			break;
 		if (now - last_liveness >= LIVENESS_EVERY_NS) {
@@ -340,7 +333,7 @@ static int run_window(struct capture *c)
 		}
 	}
 	record_v8__stop(c);
-	c->window_end_ns = now_ns();
+	c->window_end_ns = monotime_ns();
 	check_targets(c, c->window_end_ns, true);
 	sampler__stop(c->sampler);
 	progress(c, c->window_end_ns, true);
@@ -673,7 +666,7 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 	struct tm tm;
 	size_t ncomments = 0, nnotes;
 	uint64_t window = c->window_end_ns - c->window_start_ns;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = monotime_ns();
 	struct cpu_profile_info info = {
 		.time_nanos = (int64_t)c->wall_start.tv_sec * 1000000000ll + c->wall_start.tv_nsec,
 		.duration_nanos = (int64_t)window,
@@ -758,7 +751,7 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 out:
 	for (size_t i = 0; i < ncomments; i++)
 		free(comments[i]);
-	*process_ms = (now_ns() - t0) / 1e6;
+	*process_ms = (monotime_ns() - t0) / 1e6;
 	return err;
 }
 
@@ -989,7 +982,7 @@ int cmd_record(int argc, char **argv)
 		return RECORD_EXIT_USAGE;
 
 	c.exit_status = RECORD_EXIT_FAILED;
-	c.launch_ns = now_ns();
+	c.launch_ns = monotime_ns();
 	if (!env.output && !env.out_dir)
 		env.output = env.type == RECORD_HEAP ? "isoprof-heap.pb.gz" : "isoprof-cpu.pb.gz";
 	err = env.out_dir ? probe_dir(env.out_dir) : probe_output(env.output);
@@ -1048,7 +1041,7 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	c.ncpus = sampler__start(c.sampler);
-	c.armed_ns = now_ns();
+	c.armed_ns = monotime_ns();
 	if (c.ncpus < 0) {
 		fprintf(stderr, "isoprof: cannot attach to the CPUs' cpu-clock events: %s\n",
 			strerror(-c.ncpus));

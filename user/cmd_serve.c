@@ -38,6 +38,7 @@
 #include "record.h"
 #include "sha256.h"
 #include "web_assets.h"
+#include "monotime.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8787"
 #define BODY_MAX (16 * 1024)
@@ -145,14 +146,6 @@ static error_t serve_parse(int key, char *arg, struct argp_state *state)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
-}
-
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /*
@@ -510,7 +503,7 @@ static enum MHD_Result serve_profile(struct server *srv, struct MHD_Connection *
 		ret = MHD_NO;
 		goto out;
 	}
-	slot = daemon_admit__acquire(srv->admit, target, p.duration_ms, mono_ms(), &retry);
+	slot = daemon_admit__acquire(srv->admit, target, p.duration_ms, monotime_ms(), &retry);
 	if (slot < 0) {
 		switch (slot) {
 		case -EBUSY:
@@ -638,7 +631,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		if (!req)
 			return MHD_NO;
 		*con_cls = req;
-		req->start_ms = mono_ms();
+		req->start_ms = monotime_ms();
 		snprintf(req->method, sizeof(req->method), "%s", method);
 		api__log_path(url, req->path, sizeof(req->path));
 		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -736,7 +729,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		return;
 	/* one line per request; never a header, so never the token */
 	fprintf(stderr, "isoprof serve: %s %s %s %u %llu ms%s%s%s%s\n", req->client, req->method,
-		req->path, req->status, (unsigned long long)(mono_ms() - req->start_ms),
+		req->path, req->status, (unsigned long long)(monotime_ms() - req->start_ms),
 		req->note[0] ? " (" : "", req->note, req->note[0] ? ")" : "",
 		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " [connection closed early]");
 	api_route__free(&req->route);

@@ -20,6 +20,7 @@
 #include "isolates.h"
 #include "sampler.h"
 #include "v8log.h"
+#include "monotime.h"
 
 #define MAX_PIDS 256
 #define BUILD_ID_SHORT 12
@@ -131,8 +132,8 @@ static uint64_t recent_samples(pid_t pid, uint64_t isolate)
 static int sample_activity(const struct discover_list *list, long ms, struct activity *a)
 {
 	struct sampler_opts opts = { .frequency_hz = 1000 };
-	struct timespec t0, t;
 	struct sampler *s;
+	uint64_t t0;
 	char why[256] = "";
 	int err = 0;
 
@@ -156,10 +157,9 @@ static int sample_activity(const struct discover_list *list, long ms, struct act
 	}
 	if (!err && (err = sampler__start(s)) > 0)
 		err = 0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = monotime_ms();
 	while (!err) {
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= ms)
+		if (monotime_ms() - t0 >= (uint64_t)ms)
 			break;
 		if (sampler__poll(s, 20) < 0)
 			break;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "monotime.h"
 
 #define KILL_GRACE_MS 3000
 #define POLL_MS 100
@@ -171,14 +172,6 @@ unsigned int daemon_admit__running(struct daemon_admit *a)
 	return n;
 }
 
-static uint64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 struct sink {
 	int fd;
 	char *buf;
@@ -323,7 +316,7 @@ int daemon__run_child(const struct daemon_child_opts *o, struct daemon_child *re
 	close(devnull);
 	out_p[1] = err_p[1] = devnull = -1;
 
-	deadline = mono_ms() + o->timeout_ms;
+	deadline = monotime_ms() + o->timeout_ms;
 	while (!reaped) {
 		struct pollfd pfd[2];
 		int n = 0;
@@ -345,7 +338,7 @@ int daemon__run_child(const struct daemon_child_opts *o, struct daemon_child *re
 			reaped = true;
 			break;
 		}
-		now = mono_ms();
+		now = monotime_ms();
 		if (!kill_at) {
 			if (now >= deadline)
 				res->timed_out = true;

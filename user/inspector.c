@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "websocket.h"
+#include "monotime.h"
 
 #define HTTP_MAX_HEADER (16u << 10)
 /* Raw bytes read for one response: the body cap plus chunk framing. */
@@ -740,7 +741,7 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 		goto fail;
 
 	for (;;) {
-		int64_t left = deadline < 0 ? -1 : deadline - ws__now_ms();
+		int64_t left = deadline < 0 ? -1 : deadline - (int64_t)monotime_ms();
 		char *msg;
 		size_t len;
 

@@ -10,18 +10,11 @@
 
 #include "inspector.h"
 #include "v8capture.h"
+#include "monotime.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
 /* Building a 50 s profile of a busy isolate takes V8 a while. */
 #define STOP_TIMEOUT_MS 60000
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct v8_capture *v8_capture__new(enum v8_capture_type type, uint32_t interval_us)
 {
@@ -206,7 +199,7 @@ size_t v8_capture__start(struct v8_capture *c)
 		if (err)
 			continue;
 		t->started = true;
-		t->start_ns = mono_ns();
+		t->start_ns = monotime_ns();
 		started++;
 	}
 	return started;
@@ -224,7 +217,7 @@ size_t v8_capture__stop(struct v8_capture *c)
 
 		if (!t->started || t->stopped || t->err)
 			continue;
-		t->stop_ns = mono_ns();
+		t->stop_ns = monotime_ns();
 		if (call(c, t, method, NULL, STOP_TIMEOUT_MS, &result))
 			continue;
 		t->stopped = true;

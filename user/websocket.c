@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "sha1.h"
+#include "monotime.h"
 
 /* RFC 6455 section 1.3 */
 static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -426,17 +427,9 @@ fail:
 
 /* ---- transport ---- */
 
-int64_t ws__now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int64_t ws__deadline(int timeout_ms)
 {
-	return timeout_ms < 0 ? -1 : ws__now_ms() + timeout_ms;
+	return timeout_ms < 0 ? -1 : (int64_t)monotime_ms() + timeout_ms;
 }
 
 /* poll()'s timeout for a deadline: -1 none, else what is left, at least 0. */
@@ -446,7 +439,7 @@ static int poll_timeout(int64_t deadline_ms)
 
 	if (deadline_ms < 0)
 		return -1;
-	left = deadline_ms - ws__now_ms();
+	left = deadline_ms - (int64_t)monotime_ms();
 	if (left < 0)
 		return 0;
 	return left > INT_MAX ? INT_MAX : (int)left;
@@ -468,7 +461,7 @@ static int wait_for(int fd, short events, int64_t deadline_ms)
 		/* POLLHUP/POLLERR count: the read or write that follows reports them. */
 		if (n > 0)
 			return 0;
-		if (t >= 0 && ws__now_ms() >= deadline_ms)
+		if (t >= 0 && (int64_t)monotime_ms() >= deadline_ms)
 			return -ETIMEDOUT;
 	}
 }

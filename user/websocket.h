@@ -147,8 +147,7 @@ int ws__tcp_connect(const char *host, uint16_t port, int timeout_ms, char *err, 
  */
 int ws__write_all(int fd, const void *buf, size_t len, int64_t deadline_ms);
 
-/* CLOCK_MONOTONIC in ms, and the deadline for a timeout (negative: none). */
-int64_t ws__now_ms(void);
+/* The CLOCK_MONOTONIC deadline, in ms, for a timeout (negative: none). */
 int64_t ws__deadline(int timeout_ms);
 
 /*
