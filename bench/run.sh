@@ -132,7 +132,7 @@ targets() {
 	[ "$v" = met ] && v="$v$(margin ", %.2fx to spare" "1.5 - $kr")"
 	row "in-kernel cost at most 1.5x the floor" "${kr}x per run (${krs}x per target sample)" "$v"
 	row "accuracy (no target)" \
-		"ground truth: $(get accuracy_gt_pp) pp median error, $(get accuracy_gt_worst_pp) pp worst; TVD to V8's profiler $(get accuracy_tvd)" \
+		"ground truth: $(get accuracy_gt_pp) pp median error, $(get accuracy_gt_worst_pp) pp worst; TVD to V8's profiler $(get accuracy_tvd) (alpha), $(get accuracy_tvd_beta) (beta)" \
 		"–"
 }
 
