@@ -45,6 +45,17 @@ static const char *const cc_names[NR_CC] = {
 	[CC_OTHER] = "other",
 };
 
+/*
+ * Ways V8's profiler may charge a sample that isoprof charges by function:
+ * with isoprof's inlined functions charged to the code they were inlined
+ * into; and, besides, samples in OSR code charged to the caller.
+ */
+enum cc_view {
+	VIEW_PHYSICAL,
+	VIEW_NO_OSR,
+	NR_VIEWS,
+};
+
 struct cc_fn {
 	char *name;
 	char *file;		/* base name, "" when unknown */
@@ -52,7 +63,7 @@ struct cc_fn {
 	char *display;
 	uint64_t hash;
 	uint64_t count[2];
-	uint64_t physical[2];	/* isoprof's inlined functions charged to their caller */
+	uint64_t view[NR_VIEWS][2];	/* the counts charged as V8's profiler may */
 	double share[2];
 	size_t rank[2];		/* position on the side's list, from 1; 0 when absent */
 };
@@ -76,6 +87,7 @@ struct cc_side {
 	double rate_hz;			/* main-thread samples per second of window; NaN */
 	uint64_t js;			/* samples attributed to a JS function */
 	uint64_t js_osr;		/* ... whose code is on-stack-replacement code */
+	uint64_t js_no_osr;		/* JS samples with a JS frame outside OSR code */
 	uint64_t js_unattributed;	/* class js / v8-builtin, no JS frame found */
 	uint64_t cls_main[NR_CC], cls_all[NR_CC];
 	uint64_t program_root_main;	/* main-thread samples rooted at "(program)" */
@@ -101,6 +113,9 @@ struct crosscheck_report {
 	double tvd_physical;		/* with isoprof's inlining folded into callers */
 	bool same_top, same_top_physical;
 	const struct cc_fn *top_physical[2];
+	double tvd_no_osr;		/* ... and OSR code charged to its caller */
+	bool same_top_no_osr;
+	const struct cc_fn *top_no_osr[2];
 	double rho;
 	size_t rho_n;
 	size_t *rank_set;		/* the functions rho is computed over */
@@ -598,6 +613,27 @@ static ssize_t frame_fn(struct crosscheck_report *r, struct side_ctx *c, ssize_t
 	return fn - 1;
 }
 
+/* The outermost frame of frame i's location: the function whose code runs. */
+static ssize_t physical_frame(const struct pprof_stack *st, ssize_t i)
+{
+	while (st->frames[i]->inlined && (size_t)i + 1 < st->n &&
+	       st->frames[i + 1]->location == st->frames[i]->location)
+		i++;
+	return i;
+}
+
+/* The caller's JS frame above frame i, past V8 stubs; -1 when a native frame comes first. */
+static ssize_t caller_js_frame(const struct pprof_stack *st, ssize_t i)
+{
+	for (size_t k = (size_t)i + 1; k < st->n; k++) {
+		if (is_js_frame(st->frames[k]) || inlined_into_js(st, k))
+			return (ssize_t)k;
+		if (!is_v8_stub(st->frames[k]))
+			return -1;
+	}
+	return -1;
+}
+
 static int attribute(struct crosscheck_report *r, struct side_ctx *c, struct cc_side *sd,
 		     int side, enum cc_class cls, uint64_t w)
 {
@@ -615,20 +651,34 @@ static int attribute(struct crosscheck_report *r, struct side_ctx *c, struct cc_
 		return (int)fn;
 	r->fns[fn].count[side] += w;
 	sd->js += w;
-	if (is_osr_code(c->st.frames[i]))
-		sd->js_osr += w;
 	/*
 	 * The same sample as V8's profiler sees it when it has no inlining
 	 * positions for the code (optimized before it started): charged to
 	 * the function whose code it is, the location's outermost frame.
 	 */
-	while (c->st.frames[i]->inlined && (size_t)i + 1 < c->st.n &&
-	       c->st.frames[i + 1]->location == c->st.frames[i]->location)
-		i++;
+	i = physical_frame(&c->st, i);
+	if (is_osr_code(c->st.frames[i]))
+		sd->js_osr += w;
 	fn = frame_fn(r, c, i);
 	if (fn < 0)
 		return (int)fn;
-	r->fns[fn].physical[side] += w;
+	r->fns[fn].view[VIEW_PHYSICAL][side] += w;
+	/*
+	 * And when V8's profiler does not know OSR code either (compiled
+	 * before it started): its ticks go to the caller's frame.
+	 */
+	while (i >= 0 && is_osr_code(c->st.frames[i])) {
+		i = caller_js_frame(&c->st, i);
+		if (i >= 0)
+			i = physical_frame(&c->st, i);
+	}
+	if (i < 0)
+		return 0;
+	fn = frame_fn(r, c, i);
+	if (fn < 0)
+		return (int)fn;
+	r->fns[fn].view[VIEW_NO_OSR][side] += w;
+	sd->js_no_osr += w;
 	return 0;
 }
 
@@ -941,6 +991,13 @@ static int verdict(struct crosscheck_report *r)
 			     "before its profiler started; by function: TVD %.3f, top %s vs %s",
 			     r->tvd_physical, r->top_physical[0]->display, r->tvd, a->display,
 			     b->display);
+	else if (crosscheck_report__agree_no_osr(r))
+		n = asprintf(&r->verdict,
+			     "agree once isoprof's samples in on-stack-replacement code are charged "
+			     "to the caller (TVD %.3f, top %s), as V8 does for OSR code compiled "
+			     "before its profiler started; by function: TVD %.3f, top %s vs %s",
+			     r->tvd_no_osr, r->top_no_osr[0]->display, r->tvd, a->display,
+			     b->display);
 	else if (!same_top && r->tvd >= CROSSCHECK_TVD_AGREE)
 		n = asprintf(&r->verdict,
 			     "disagree: TVD %.3f >= %.2f, and the top JS function differs "
@@ -1036,6 +1093,35 @@ static bool has_isolate(const struct pprof_profile *p, const char *isolate, char
 	return false;
 }
 
+/*
+ * TVD over another way of charging the samples, over totals n0 and n1,
+ * and each side's top function under it; NaN when a side has nothing.
+ */
+static double view_distance(const struct crosscheck_report *r, enum cc_view view, uint64_t n0,
+			    uint64_t n1, const struct cc_fn *top[2])
+{
+	double d = 0;
+
+	top[0] = top[1] = NULL;
+	if (!n0 || !n1)
+		return NAN;
+	for (size_t i = 0; i < r->nfns; i++) {
+		const struct cc_fn *f = &r->fns[i];
+		const uint64_t *v = f->view[view];
+
+		d += fabs((double)v[0] / (double)n0 - (double)v[1] / (double)n1);
+		for (int side = 0; side < 2; side++) {
+			const struct cc_fn *t = top[side];
+
+			if (v[side] && (!t || v[side] > t->view[view][side] ||
+					(v[side] == t->view[view][side] &&
+					 strcmp(f->display, t->display) < 0)))
+				top[side] = f;
+		}
+	}
+	return d / 2;
+}
+
 int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_profile *v8,
 			const struct crosscheck_opts *o, struct crosscheck_report **out,
 			char *err, size_t errlen)
@@ -1088,24 +1174,12 @@ int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_
 		r->tvd += fabs(f->share[0] - f->share[1]);
 	}
 	r->tvd /= 2;
-	r->tvd_physical = 0;
-	for (size_t i = 0; i < r->nfns; i++) {
-		const struct cc_fn *f = &r->fns[i];
-
-		r->tvd_physical += fabs((double)f->physical[0] / (double)r->side[0].js -
-					(double)f->physical[1] / (double)r->side[1].js);
-		for (int side = 0; side < 2; side++) {
-			const struct cc_fn *t = r->top_physical[side];
-
-			if (f->physical[side] &&
-			    (!t || f->physical[side] > t->physical[side] ||
-			     (f->physical[side] == t->physical[side] &&
-			      strcmp(f->display, t->display) < 0)))
-				r->top_physical[side] = f;
-		}
-	}
-	r->tvd_physical /= 2;
+	r->tvd_physical = view_distance(r, VIEW_PHYSICAL, r->side[0].js,
+					r->side[1].js, r->top_physical);
 	r->same_top_physical = r->top_physical[0] && r->top_physical[0] == r->top_physical[1];
+	r->tvd_no_osr = view_distance(r, VIEW_NO_OSR, r->side[0].js_no_osr,
+				      r->side[1].js_no_osr, r->top_no_osr);
+	r->same_top_no_osr = r->top_no_osr[0] && r->top_no_osr[0] == r->top_no_osr[1];
 	ret = order_sides(r);
 	if (!ret)
 		ret = spearman(r);
@@ -1185,6 +1259,12 @@ double crosscheck_report__spearman(const struct crosscheck_report *r)
 bool crosscheck_report__agree_physical(const struct crosscheck_report *r)
 {
 	return r->tvd_physical < CROSSCHECK_TVD_AGREE && r->same_top_physical;
+}
+
+bool crosscheck_report__agree_no_osr(const struct crosscheck_report *r)
+{
+	return r->side[CROSSCHECK_ISOPROF].js_osr && r->tvd_no_osr < CROSSCHECK_TVD_AGREE &&
+	       r->same_top_no_osr;
 }
 
 bool crosscheck_report__agree(const struct crosscheck_report *r)
@@ -1414,6 +1494,11 @@ int crosscheck__print_text(const struct crosscheck_report *r, FILE *f)
 			"top %s vs %s\n", r->tvd_physical,
 			r->top_physical[0] ? r->top_physical[0]->display : "-",
 			r->top_physical[1] ? r->top_physical[1]->display : "-");
+	if (r->side[CROSSCHECK_ISOPROF].js_osr && !isnan(r->tvd_no_osr))
+		fprintf(f, "  ... and with isoprof's samples in OSR code charged to the caller: %.3f, "
+			"top %s vs %s\n", r->tvd_no_osr,
+			r->top_no_osr[0] ? r->top_no_osr[0]->display : "-",
+			r->top_no_osr[1] ? r->top_no_osr[1]->display : "-");
 	fprintf(f, "Spearman rank correlation over the top %zu by mean share: %s\n", r->rho_n,
 		rho);
 	print_only(r, f);
@@ -1596,6 +1681,13 @@ int crosscheck__print_json(const struct crosscheck_report *r, FILE *f)
 	err |= put(o, "same_top_physical", json_object_new_boolean(r->same_top_physical));
 	err |= put(o, "agree_physical",
 		   json_object_new_boolean(crosscheck_report__agree_physical(r)));
+	err |= put_num(o, "tvd_no_osr", r->tvd_no_osr);
+	err |= put(o, "top_no_osr_isoprof",
+		   json_object_new_string(r->top_no_osr[0] ? r->top_no_osr[0]->display : ""));
+	err |= put(o, "top_no_osr_v8",
+		   json_object_new_string(r->top_no_osr[1] ? r->top_no_osr[1]->display : ""));
+	err |= put(o, "same_top_no_osr", json_object_new_boolean(r->same_top_no_osr));
+	err |= put(o, "agree_no_osr", json_object_new_boolean(crosscheck_report__agree_no_osr(r)));
 	err |= put(o, "v8_deopt_inflated", json_object_new_boolean(r->v8_deopt_inflated));
 	err |= put(o, "verdict", json_object_new_string(r->verdict));
 	err |= put(o, "roles_guessed", json_object_new_boolean(r->roles_guessed));

@@ -92,6 +92,13 @@ bool crosscheck_report__agree(const struct crosscheck_report *r);
  * profiling).  tvd_physical, same_top_physical in the JSON.
  */
 bool crosscheck_report__agree_physical(const struct crosscheck_report *r);
+/*
+ * The same again with, besides, isoprof's samples in on-stack-replacement
+ * code charged to the caller's frame, which is what V8's profiler does
+ * with OSR code compiled before it started (it never logged that code).
+ * False when isoprof saw no OSR code.  tvd_no_osr, same_top_no_osr.
+ */
+bool crosscheck_report__agree_no_osr(const struct crosscheck_report *r);
 /* "agree" or "disagree: <why>"; lives as long as the report. */
 const char *crosscheck_report__verdict(const struct crosscheck_report *r);
 /* The side's top JS function as "name (file)", or "name (file:line)" when anonymous. */

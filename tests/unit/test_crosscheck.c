@@ -733,6 +733,74 @@ static void test_deopt_loop(void **state)
 	pprof_profile__free(v8);
 }
 
+/*
+ * V8's profiler never logged OSR code compiled before it started, so it
+ * charges those ticks to the caller: by function the two disagree, with
+ * isoprof's OSR samples charged to the caller they agree.
+ * isoprof: loop (OSR) 60 under fetch, fetch 30, helper 10 under fetch;
+ * V8: fetch 88, helper 12.  By function TVD (0.6 + 0.58 + 0.02) / 2 = 0.6;
+ * without OSR: fetch 0.9 vs 0.88, helper 0.1 vs 0.12, TVD 0.02.
+ */
+static void test_osr_blind_spot(void **state)
+{
+	struct pprof_builder *b = new_profile(false);
+	struct pprof_profile *iso, *v8;
+	struct crosscheck_report *r = NULL;
+	struct json_object *o;
+	char err[256] = "", *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	struct pprof_line osr = { .line = 3 };
+	uint64_t loop;
+
+	(void)state;
+	osr.function_id = pprof_builder__function(b, "loop", "JS:o+loop /w/beta.js:3:1",
+						  "/w/beta.js", 3);
+	loop = loc_lines(b, &osr, 1);
+	add(b, &MAIN_JS, 60, 2, loop, js(b, "fetch", "/w/beta.js", 30));
+	add(b, &MAIN_JS, 30, 1, js(b, "fetch", "/w/beta.js", 30));
+	add(b, &MAIN_JS, 10, 2, js(b, "helper", "/w/beta.js", 9), js(b, "fetch", "/w/beta.js", 30));
+	iso = finish(b);
+	b = new_profile(true);
+	add(b, &V8_JS, 88, 1, v8js(b, "fetch", "beta.js", 30));
+	add(b, &V8_JS, 12, 1, v8js(b, "helper", "beta.js", 9));
+	v8 = finish(b);
+
+	assert_int_equal(crosscheck__compute(iso, v8, NULL, &r, err, sizeof(err)), 0);
+	assert_false(crosscheck_report__agree(r));
+	assert_false(crosscheck_report__agree_physical(r));
+	assert_true(crosscheck_report__agree_no_osr(r));
+	o = report_json(r);
+	assert_float_equal(num(o, "tvd"), 0.6, 1e-9);
+	assert_float_equal(num(o, "tvd_physical"), 0.6, 1e-9);
+	assert_float_equal(num(o, "tvd_no_osr"), 0.02, 1e-9);
+	assert_string_equal(str(o, "top_no_osr_isoprof"), "fetch (beta.js)");
+	assert_string_equal(str(o, "top_no_osr_v8"), "fetch (beta.js)");
+	assert_true(json_object_get_boolean(get(o, "agree_no_osr")));
+	assert_non_null(strstr(str(o, "verdict"), "agree once isoprof's samples in "
+						  "on-stack-replacement code are charged to the "
+						  "caller (TVD 0.020, top fetch (beta.js))"));
+	json_object_put(o);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(crosscheck__print_text(r, f), 0);
+	fclose(f);
+	assert_non_null(strstr(text, "... and with isoprof's samples in OSR code charged to the "
+				     "caller: 0.020, top fetch (beta.js) vs fetch (beta.js)"));
+	free(text);
+	crosscheck__free(r);
+	pprof_profile__free(iso);
+	pprof_profile__free(v8);
+
+	/* no OSR code on isoprof's side: no such agreement, no such line */
+	build_pair(&iso, &v8);
+	assert_int_equal(crosscheck__compute(iso, v8, NULL, &r, err, sizeof(err)), 0);
+	assert_false(crosscheck_report__agree_no_osr(r));
+	crosscheck__free(r);
+	pprof_profile__free(iso);
+	pprof_profile__free(v8);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -745,6 +813,7 @@ int main(void)
 		cmocka_unit_test(test_load_and_text),
 		cmocka_unit_test(test_physical_and_osr),
 		cmocka_unit_test(test_deopt_loop),
+		cmocka_unit_test(test_osr_blind_spot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
