@@ -1293,8 +1293,8 @@ struct heap_walk {
 	size_t path_cap;
 	uint64_t *stack;		/* the same, leaf first */
 	size_t stack_cap;
-	struct { struct json_object *node; size_t depth; } *todo;
-	size_t ntodo, todo_cap;
+	struct { struct json_object *node; size_t depth; } *pending;
+	size_t npending, pending_cap;
 };
 
 static int heap_count_samples(struct heap_walk *w, struct json_object *samples, char *err,
@@ -1376,10 +1376,10 @@ static int heap_node(struct heap_walk *w, struct json_object *node, size_t depth
 			return -ENOMEM;
 	}
 	for (size_t i = children ? json_object_array_length(children) : 0; i-- > 0;) {
-		if (vec_grow((void **)&w->todo, &w->todo_cap, w->ntodo + 1, sizeof(*w->todo)))
+		if (vec_grow((void **)&w->pending, &w->pending_cap, w->npending + 1, sizeof(*w->pending)))
 			return -ENOMEM;
-		w->todo[w->ntodo].node = json_object_array_get_idx(children, i);
-		w->todo[w->ntodo++].depth = depth + 1;
+		w->pending[w->npending].node = json_object_array_get_idx(children, i);
+		w->pending[w->npending++].depth = depth + 1;
 	}
 	if (!self || !depth)
 		return 0;
@@ -1449,17 +1449,17 @@ int v8_heap_profile__to_pprof_json(struct json_object *profile, const struct v8_
 		goto out;
 
 	/* Iterative: the tree is as deep as the deepest stack V8 kept. */
-	w.todo = malloc(sizeof(*w.todo));
-	if (!w.todo) {
+	w.pending = malloc(sizeof(*w.pending));
+	if (!w.pending) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	w.todo_cap = 1;
-	w.todo[w.ntodo].node = member(prof, "head");
-	w.todo[w.ntodo++].depth = 0;
-	while (!ret && w.ntodo) {
-		w.ntodo--;
-		ret = heap_node(&w, w.todo[w.ntodo].node, w.todo[w.ntodo].depth, err, errlen);
+	w.pending_cap = 1;
+	w.pending[w.npending].node = member(prof, "head");
+	w.pending[w.npending++].depth = 0;
+	while (!ret && w.npending) {
+		w.npending--;
+		ret = heap_node(&w, w.pending[w.npending].node, w.pending[w.npending].depth, err, errlen);
 	}
 out:
 	if (ret == -ENOMEM)
@@ -1468,7 +1468,7 @@ out:
 	free(w.ncount);
 	free(w.path);
 	free(w.stack);
-	free(w.todo);
+	free(w.pending);
 	if (ret) {
 		pprof_builder__free(w.b);
 		return ret;

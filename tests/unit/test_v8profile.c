@@ -571,19 +571,19 @@ static void test_heap_real(void **state)
 	root = v8_json__parse(json, len, err, sizeof(err));
 	assert_non_null(root);
 	{
-		struct json_object *todo[4096];
+		struct json_object *pending[4096];
 		size_t n = 0;
 
-		assert_true(json_object_object_get_ex(root, "head", &todo[n++]));
+		assert_true(json_object_object_get_ex(root, "head", &pending[n++]));
 		while (n) {
-			struct json_object *node = todo[--n], *v, *ch;
+			struct json_object *node = pending[--n], *v, *ch;
 
 			assert_true(json_object_object_get_ex(node, "selfSize", &v));
 			want_total += json_object_get_int64(v);
 			if (json_object_object_get_ex(node, "children", &ch))
 				for (size_t i = 0; i < json_object_array_length(ch); i++) {
 					assert_true(n < 4096);
-					todo[n++] = json_object_array_get_idx(ch, i);
+					pending[n++] = json_object_array_get_idx(ch, i);
 				}
 		}
 	}
