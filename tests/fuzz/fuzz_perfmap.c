@@ -98,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct perfmap *pm;
 	size_t cut, i;
 	uint8_t mode;
+	char *text;
 
 	if (size < 2)
 		return 0;
@@ -122,10 +123,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st.entries != perfmap__count(pm) || st.entries > st.lines || st.segments < st.entries ||
 	    (st.malformed && !st.first_malformed_line) || st.first_malformed_line > st.lines)
 		__builtin_trap();
-	/* Lookups at every line start and at addresses taken from the input. */
-	for (i = 0; i < size; i++) {
-		if (i == 0 || data[i - 1] == '\n')
-			check_lookup(pm, strtoull((const char *)data + i, NULL, 16));
+	/*
+	 * Lookups at every line start and at addresses taken from the input;
+	 * strtoull needs a terminated copy (the input's last line may be all
+	 * hex digits).
+	 */
+	text = malloc(size + 1);
+	if (text) {
+		memcpy(text, data, size);
+		text[size] = '\0';
+		for (i = 0; i < size; i++) {
+			if (i == 0 || text[i - 1] == '\n')
+				check_lookup(pm, strtoull(text + i, NULL, 16));
+		}
+		free(text);
 	}
 	for (i = 0; i + 8 <= size && i < 256; i += 8) {
 		uint64_t a;
