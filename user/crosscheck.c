@@ -1014,7 +1014,7 @@ static int verdict(struct crosscheck_report *r)
 		r->verdict = NULL;
 		return -ENOMEM;
 	}
-	if (starts_with(r->verdict, "disagree") && r->v8_deopt_inflated) {
+	if (!r->agree && r->v8_deopt_inflated) {
 		char *longer;
 
 		if (asprintf(&longer, "%s; V8's samples are mostly deoptimizations, not "

@@ -29,8 +29,8 @@
  * Deoptimizations.  V8's profiler records a sample at every deoptimization
  * as well as at its timer's ticks.  When V8's samples outnumber the ticks
  * (CROSSCHECK_TICKS_INFLATED per tick, or a median interval under
- * CROSSCHECK_MIN_TIMER_NS), a "disagree" verdict says V8's samples are
- * mostly deoptimizations, and a note gives the numbers; isoprof's share of
+ * CROSSCHECK_MIN_TIMER_NS), a verdict other than a plain "agree" says
+ * V8's samples are mostly deoptimizations, and a note gives the numbers; isoprof's share of
  * the isolate's thread in the deoptimizer gets a note from 1%.
  *
  * Ownership: the report copies what it keeps; the profiles may be freed
