@@ -225,18 +225,25 @@ static bool inlined_into_js(const struct pprof_stack *st, size_t i)
 	return j != i && is_js_frame(st->frames[j]);
 }
 
-/* The frame a sample's self time goes to, or -1 when it is no JS sample. */
-static ssize_t js_frame(const struct pprof_stack *st)
+/*
+ * The first JS frame above frame i (from the leaf when i is -1), past V8
+ * stubs; -1 when a native frame comes first.
+ */
+static ssize_t js_frame_above(const struct pprof_stack *st, ssize_t i)
 {
-	for (size_t i = 0; i < st->n; i++) {
-		const struct pprof_frame *f = st->frames[i];
-
-		if (is_js_frame(f) || inlined_into_js(st, i))
-			return (ssize_t)i;
-		if (!is_v8_stub(f))
+	for (size_t k = (size_t)(i + 1); k < st->n; k++) {
+		if (is_js_frame(st->frames[k]) || inlined_into_js(st, k))
+			return (ssize_t)k;
+		if (!is_v8_stub(st->frames[k]))
 			return -1;
 	}
 	return -1;
+}
+
+/* The frame a sample's self time goes to, or -1 when it is no JS sample. */
+static ssize_t js_frame(const struct pprof_stack *st)
+{
+	return js_frame_above(st, -1);
 }
 
 static enum cc_class class_of(const struct pprof_profile *p, size_t s, const struct pprof_stack *st)
@@ -622,18 +629,6 @@ static ssize_t physical_frame(const struct pprof_stack *st, ssize_t i)
 	return i;
 }
 
-/* The caller's JS frame above frame i, past V8 stubs; -1 when a native frame comes first. */
-static ssize_t caller_js_frame(const struct pprof_stack *st, ssize_t i)
-{
-	for (size_t k = (size_t)i + 1; k < st->n; k++) {
-		if (is_js_frame(st->frames[k]) || inlined_into_js(st, k))
-			return (ssize_t)k;
-		if (!is_v8_stub(st->frames[k]))
-			return -1;
-	}
-	return -1;
-}
-
 static int attribute(struct crosscheck_report *r, struct side_ctx *c, struct cc_side *sd,
 		     int side, enum cc_class cls, uint64_t w)
 {
@@ -668,7 +663,7 @@ static int attribute(struct crosscheck_report *r, struct side_ctx *c, struct cc_
 	 * before it started): its ticks go to the caller's frame.
 	 */
 	while (i >= 0 && is_osr_code(c->st.frames[i])) {
-		i = caller_js_frame(&c->st, i);
+		i = js_frame_above(&c->st, i);
 		if (i >= 0)
 			i = physical_frame(&c->st, i);
 	}
