@@ -22,6 +22,19 @@ if [ -z "${WORKERD:-}" ]; then
 fi
 export WORKERD
 
+# A test that names a fixed path outside the repo passes only where that
+# path was left by hand: the guard fails the run instead.
+run_guards() {
+	[ -n "$ONLY" ] && [[ paths != *$ONLY* ]] && return
+	if bash tests/check_paths.sh; then
+		echo "ok   guard: no fixed paths outside the repository and temp dirs"
+		echo "pass guard: fixed paths" >>"$RESULTS"
+	else
+		echo "FAIL guard: fixed paths"
+		echo "fail guard: fixed paths" >>"$RESULTS"
+	fi
+}
+
 run_unit() {
 	local t name out
 	for t in build/asan/tests/test_*; do
@@ -76,6 +89,7 @@ run_fuzz() {
 	done
 }
 
+run_guards
 run_unit
 run_e2e
 run_fuzz

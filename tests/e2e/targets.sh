@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # isoprof targets against real runtimes: a node with a perf map and an
 # inspector, a plain sleep (not V8), a program whose V8 lives in a shared
-# library (libnode.so's layout), and workerd when $WORKERD names a binary
-# (config from $WDT, default /tmp/wdt).  Everything started here is killed.
+# library (libnode.so's layout), and workerd (the bundled two-worker demo,
+# set up in this test's own temp dir).  Everything started here is killed.
 set -u
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/scripts/demo-lib.sh"
 
 T=$(mktemp -d "$TEST_TMP/targets.XXXXXX")
 PIDS=()
@@ -28,10 +29,18 @@ if ! command -v node >/dev/null; then
 	exit 0
 fi
 
-# free_port: a TCP port nothing listens on right now
-free_port() {
-	node -e 'const s = require("net").createServer().listen(0, "127.0.0.1", () => {
-		console.log(s.address().port); s.close(); })'
+# free_ports N: N distinct TCP ports nothing listens on right now
+free_ports() {
+	node -e 'const net = require("net"), n = Number(process.argv[1]), all = [];
+		for (let i = 0; i < n; i++) {
+			const s = net.createServer().listen(0, "127.0.0.1", () => {
+				all.push(s);
+				if (all.length === n) {
+					console.log(all.map((x) => x.address().port).join(" "));
+					all.forEach((x) => x.close());
+				}
+			});
+		}' "$1"
 }
 
 # wait_listen PORT: up to 10 s for 127.0.0.1:PORT to accept connections
@@ -77,7 +86,7 @@ targets() {
 }
 
 # --- node with a perf map and an inspector; a sleep ------------------------
-NPORT=$(free_port)
+NPORT=$(free_ports 1)
 (cd "$T" && exec node --perf-basic-prof --inspect=127.0.0.1:"$NPORT" -e 'setInterval(() => {}, 1000)' \
 	>"$T/node.out" 2>&1) &
 node_pid=$!
@@ -118,34 +127,18 @@ else
 fi
 sleep 0.3
 
-# --- workerd, when given ---------------------------------------------------
+# --- workerd: the demo's two workers, in this test's temp dir --------------
+# Its own ports and log directory, so a workerd already running elsewhere
+# (the demo, another test) is left alone.
 wd_pid=
-WDT=${WDT:-/tmp/wdt}
-if [ -n "${WORKERD:-}" ]; then
-	if [ ! -x "$WORKERD" ] || [ ! -f "$WDT/config.capnp" ]; then
-		fail workerd "WORKERD=$WORKERD not executable or $WDT/config.capnp missing"
-	else
-		# Its own ports and log directory, so a workerd already running
-		# from the same config is left alone.
-		WPORT=$(free_port)
-		H1=$(free_port)
-		H2=$(free_port)
-		mkdir -p "$T/wd/logs"
-		cp "$WDT"/*.js "$T/wd/" 2>/dev/null
-		sed -e "s#127.0.0.1:18081#127.0.0.1:$H1#" -e "s#127.0.0.1:18082#127.0.0.1:$H2#" \
-			-e "s#$WDT/logs#$T/wd/logs#" "$WDT/config.capnp" >"$T/wd/config.capnp"
-		(cd "$T/wd" && exec "$WORKERD" serve config.capnp --inspector-addr=127.0.0.1:"$WPORT" \
-			>"$T/wd/out.log" 2>&1) &
-		wd_pid=$!
-		PIDS+=("$wd_pid")
-		if ! wait_listen "$WPORT"; then
-			cat "$T/wd/out.log"
-			fail workerd "workerd did not listen on $WPORT"
-			wd_pid=
-		fi
-	fi
+read -r WPORT HA HB <<<"$(free_ports 3)"
+if demo_start "$T/wd" "$HA" "$HB" "$WPORT" && wait_listen "$WPORT"; then
+	wd_pid=$WORKERD_PID
+	PIDS+=("$wd_pid")
 else
-	echo "note: WORKERD not set: workerd checks skipped"
+	cat "$T/wd/workerd.log" 2>/dev/null
+	fail workerd "the demo workerd did not start (inspector port $WPORT)"
+	demo_stop
 fi
 
 # --- the scan ----------------------------------------------------------------
@@ -187,9 +180,9 @@ fi
 
 if [ -n "$wd_pid" ]; then
 	# workerd prints "workerd 2026-11-17"
-	want_version=$("$WORKERD" --version 2>/dev/null | awk '{ print $2 }')
+	want_version=$("$(demo_workerd_bin)" --version 2>/dev/null | awk '{ print $2 }')
 	for i in $(seq 50); do
-		[ "$(ls "$T/wd/logs" | wc -l)" -ge 2 ] && break
+		[ "$(ls "$T/wd/v8logs" | wc -l)" -ge 2 ] && break
 		sleep 0.1
 	done
 	targets "$T/wd.json" --json --pid $wd_pid

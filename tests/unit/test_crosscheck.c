@@ -149,14 +149,14 @@ static void build_pair(struct pprof_profile **iso, struct pprof_profile **v8)
 {
 	struct pprof_builder *b = new_profile(false);
 
-	add(b, &MAIN_JS, 60, 1, js(b, "A", "/tmp/x/two.js", 1));
-	add(b, &MAIN_JS, 30, 1, js(b, "B", "/tmp/x/two.js", 5));
-	add(b, &MAIN_JS, 10, 1, js(b, "C", "/tmp/x/two.js", 9));
+	add(b, &MAIN_JS, 60, 1, js(b, "A", "/srv/x/two.js", 1));
+	add(b, &MAIN_JS, 30, 1, js(b, "B", "/srv/x/two.js", 5));
+	add(b, &MAIN_JS, 10, 1, js(b, "C", "/srv/x/two.js", 9));
 	*iso = finish(b);
 	b = new_profile(true);
-	add(b, &V8_JS, 50, 1, v8js(b, "A", "file:///tmp/x/two.js", 1));
-	add(b, &V8_JS, 40, 1, v8js(b, "B", "file:///tmp/x/two.js", 5));
-	add(b, &V8_JS, 10, 1, v8js(b, "D", "file:///tmp/x/two.js", 13));
+	add(b, &V8_JS, 50, 1, v8js(b, "A", "file:///srv/x/two.js", 1));
+	add(b, &V8_JS, 40, 1, v8js(b, "B", "file:///srv/x/two.js", 5));
+	add(b, &V8_JS, 10, 1, v8js(b, "D", "file:///srv/x/two.js", 13));
 	*v8 = finish(b);
 }
 
@@ -557,7 +557,7 @@ static void test_load_and_text(void **state)
 		"\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1},\"hitCount\":0,"
 		"\"children\":[2,3]},"
 		"{\"id\":2,\"callFrame\":{\"functionName\":\"A\",\"scriptId\":\"5\","
-		"\"url\":\"file:///tmp/x/two.js\",\"lineNumber\":0,\"columnNumber\":10},"
+		"\"url\":\"file:///srv/x/two.js\",\"lineNumber\":0,\"columnNumber\":10},"
 		"\"hitCount\":3},"
 		"{\"id\":3,\"callFrame\":{\"functionName\":\"(program)\",\"scriptId\":\"0\","
 		"\"url\":\"\",\"lineNumber\":-1,\"columnNumber\":-1},\"hitCount\":1}],"

@@ -146,7 +146,7 @@ static void test_code_log_name(void **state)
 	assert_int_equal(isolate, 0x7299bfd1a000ULL);
 	assert_int_equal(pid, 12776);
 	assert_int_equal(discover__parse_code_log_name(
-		"/tmp/wdt/logs/isolate-0x2faabe80-23498-v8.log", &isolate, &pid), 0);
+		"/var/log/wd/isolate-0x2faabe80-23498-v8.log", &isolate, &pid), 0);
 	assert_int_equal(isolate, 0x2faabe80);
 	assert_int_equal(pid, 23498);
 	/* --logfile names other than v8.log keep the prefix. */

@@ -68,8 +68,8 @@ static void test_spaces_and_deleted(void **state)
 {
 	static const char text[] =
 		"1000-2000 r-xp 00000000 08:01 12 /opt/my app/lib foo.so\n"
-		"2000-3000 r-xp 00001000 08:01 13 /tmp/gone (deleted)\n"
-		"3000-4000 r-xp 00000000 08:01 14 /tmp/name with (deleted) inside\n"
+		"2000-3000 r-xp 00001000 08:01 13 /opt/gone (deleted)\n"
+		"3000-4000 r-xp 00000000 08:01 14 /opt/name with (deleted) inside\n"
 		"4000-5000 r-xp 00000000 00:01 15 /memfd:jit (deleted)\n"
 		"5000-6000 r-xp 00000000 08:01 16   /leading/blanks/skipped  \n";
 	struct proc_maps *maps = parse(text);
@@ -78,9 +78,9 @@ static void test_spaces_and_deleted(void **state)
 	assert_int_equal(proc_maps__count(maps), 5);
 	assert_string_equal(proc_maps__entry(maps, 0)->path, "/opt/my app/lib foo.so");
 	assert_false(proc_maps__entry(maps, 0)->deleted);
-	assert_string_equal(proc_maps__entry(maps, 1)->path, "/tmp/gone");
+	assert_string_equal(proc_maps__entry(maps, 1)->path, "/opt/gone");
 	assert_true(proc_maps__entry(maps, 1)->deleted);
-	assert_string_equal(proc_maps__entry(maps, 2)->path, "/tmp/name with (deleted) inside");
+	assert_string_equal(proc_maps__entry(maps, 2)->path, "/opt/name with (deleted) inside");
 	assert_false(proc_maps__entry(maps, 2)->deleted);
 	assert_string_equal(proc_maps__entry(maps, 3)->path, "/memfd:jit");
 	assert_true(proc_maps__entry(maps, 3)->deleted);

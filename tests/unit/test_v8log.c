@@ -115,7 +115,7 @@ static void test_filename(void **state)
 	assert_int_equal(isolate, 0x55d5c8a0e000ULL);
 	assert_int_equal(pid, 12345);
 	/* node 20: a small isolate address */
-	assert_int_equal(v8log__parse_filename("/tmp/v8t/isolate-0x409e2030-12789-v8.log", &isolate, &pid), 0);
+	assert_int_equal(v8log__parse_filename("/srv/v8t/isolate-0x409e2030-12789-v8.log", &isolate, &pid), 0);
 	assert_int_equal(isolate, 0x409e2030ULL);
 	assert_int_equal(pid, 12789);
 	assert_int_equal(v8log__parse_filename("isolate-55d5c8a0e000-1-x-y.log", &isolate, &pid), 0);
@@ -182,7 +182,7 @@ static const char sample[] =
 	"code-creation,Script,9,40512,0x3b1e00a8c1d4,88,/srv/app/index.js,0x2d7e0a1b2a11,~\n"
 	"code-creation,Eval,10,35586,0x26a3936892ae,5, [eval]:1:1,0x26a393689158,~\n"
 	/* node 20 writes the debug name raw: a raw comma, raw UTF-8 */
-	"code-creation,JS,2,43431,0x7fdea0025000,888,a,b /tmp/v8u/a b\\x2C\\xe9.js:2:56,0x1b20e72d0fb8,~\n"
+	"code-creation,JS,2,43431,0x7fdea0025000,888,a,b /srv/v8u/a b\\x2C\\xe9.js:2:56,0x1b20e72d0fb8,~\n"
 	"code-creation,JS,13,40385,0x7fdea0024e40,384,h\xc3\xa9llo\xe6\x97\xa5 /a.js:1:17,0x1b20e72d0f18,*\n"
 	"code-creation,Callback,-2,100,0x4000,1,get foo\n"
 	"code-creation,RegExp,7,100,0x5000,64,a\\x2Cb\\\\d\n"
@@ -248,9 +248,9 @@ static void test_events(void **state)
 	assert_int_equal(sym.name.line, 1);
 
 	assert_int_equal(v8log__lookup(log, 0x7fdea0025000, &sym), 0);
-	assert_string_equal(sym.raw, "a,b /tmp/v8u/a b,\xc3\xa9.js:2:56");
+	assert_string_equal(sym.raw, "a,b /srv/v8u/a b,\xc3\xa9.js:2:56");
 	assert_string_equal(sym.name.function, "a,b");
-	assert_string_equal(sym.name.script, "/tmp/v8u/a b,\xc3\xa9.js");
+	assert_string_equal(sym.name.script, "/srv/v8u/a b,\xc3\xa9.js");
 	assert_string_equal(sym.name.marker, "~");
 	assert_int_equal(v8log__lookup(log, 0x7fdea0024e40, &sym), 0);
 	assert_string_equal(sym.name.function, "h\xc3\xa9llo\xe6\x97\xa5");
