@@ -1,5 +1,7 @@
-# isoprof build.  `make` builds build/isoprof; `make test`, `make fuzz`,
-# `make demo`, `make bench`.  V=1 shows the commands.
+# isoprof build.  `make` builds build/isoprof; `make check` (unit tests and
+# the source guards, seconds, no root), `make test` (everything), `make fuzz`,
+# `make demo`, `make bench`.  V=1 shows the commands; `make CC=clang` picks
+# the compiler (gcc by default).
 #
 # Variants share this file through BUILD and SANITIZE/FUZZ:
 #   build/        release build (what users run)
@@ -10,7 +12,7 @@ BUILD ?= build
 SANITIZE ?=
 FUZZ ?=
 
-CC ?= cc
+# CC is predefined by make (to cc): only an explicit CC=... overrides gcc.
 ifeq ($(origin CC),default)
 CC := gcc
 endif
@@ -38,7 +40,7 @@ OBJ := $(BUILD)/obj
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
-	  -I. -Ibpf -Iuser -Isymbolize -Iproto -I$(GEN) -MMD -MP
+	  -I. -I$(GEN) -MMD -MP
 LDLIBS := -lbpf -lelf -lprotobuf-c -lz -liberty -ljson-c -lmicrohttpd -lpthread -lm
 
 ifneq ($(SANITIZE),)
@@ -52,15 +54,14 @@ endif
 
 # Library: everything but the executable's entry point, so unit tests and
 # fuzz targets link the same code the tool runs.
-LIB_SRCS := $(wildcard symbolize/*.c proto/*.c user/*.c)
-LIB_SRCS := $(filter-out user/main.c,$(LIB_SRCS))
+LIB_SRCS := $(wildcard lib/*.c symbolize/*.c proto/*.c user/*/*.c)
+LIB_SRCS := $(filter-out user/cmd/main.c,$(LIB_SRCS))
 LIB_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(LIB_SRCS)) $(OBJ)/gen/profile.pb-c.o
 LIB := $(BUILD)/libisoprof.a
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(GEN)/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(GEN)/%.skel.h,$(BPF_SRCS))
-GENERATED := $(GEN)/vmlinux.h $(SKELS) $(GEN)/profile.pb-c.h
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -70,11 +71,13 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 
 .DELETE_ON_ERROR:
-.PHONY: all clean test unit fixtures fuzz fuzzers demo bench setup check-deps
+# Keep the BPF objects: their -MMD files name the headers the skeletons depend on.
+.SECONDARY: $(BPF_OBJS)
+.PHONY: all clean check test unit fixtures fuzz fuzzers demo bench setup check-deps
 
 all: $(BUILD)/isoprof
 
-$(BUILD)/isoprof: $(OBJ)/user/main.o $(LIB)
+$(BUILD)/isoprof: $(OBJ)/user/cmd/main.o $(LIB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
@@ -82,20 +85,24 @@ $(LIB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-# The web page's files are embedded by user/web_assets.c with .incbin, which
+# The web page's files are embedded by user/report/web_assets.c with .incbin, which
 # -MMD cannot see: list them as prerequisites so an edit rebuilds the object.
-WEB_ASSETS := user/web/index.html user/web/isoprof.css user/web/pprof.js \
-	      user/web/flame.js user/web/app.js
-$(OBJ)/user/web_assets.o: $(WEB_ASSETS)
+WEB_ASSETS := user/report/web/index.html user/report/web/isoprof.css user/report/web/pprof.js \
+	      user/report/web/flame.js user/report/web/app.js
+$(OBJ)/user/report/web_assets.o: $(WEB_ASSETS)
 
-# Every object waits for generated headers (order-only): cheap and avoids
-# listing which file includes which skeleton.
-$(OBJ)/%.o: %.c | $(GENERATED)
+# The pprof schema's generated header is included through proto/'s headers
+# almost everywhere: every object waits for it (order-only; -MMD records the
+# real dependency after the first build).  Only the sampler includes the BPF
+# skeleton, so only it waits for the BPF build.
+$(OBJ)/user/capture/sampler.o: $(SKELS)
+
+$(OBJ)/%.o: %.c | $(GEN)/profile.pb-c.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
-$(OBJ)/gen/profile.pb-c.o: $(GEN)/profile.pb-c.c | $(GENERATED)
+$(OBJ)/gen/profile.pb-c.o: $(GEN)/profile.pb-c.c $(GEN)/profile.pb-c.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(filter-out -Werror,$(CFLAGS)) -c $< -o $@
@@ -117,10 +124,12 @@ $(GEN)/vmlinux.h:
 	$(Q)$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@
 endif
 
-$(GEN)/%.bpf.o: bpf/%.bpf.c bpf/isoprof.h $(wildcard bpf/*.bpf.h) $(GEN)/vmlinux.h
+# The headers a BPF program includes are recorded by -MMD (bpf/isoprof.h,
+# *.bpf.h), as for the C objects.
+$(GEN)/%.bpf.o: bpf/%.bpf.c $(GEN)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-		-I$(GEN) -Ibpf -c $< -o $@
+		-I$(GEN) -Ibpf -MMD -MP -MF $@.d -c $< -o $@
 
 $(GEN)/%.skel.h: $(GEN)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
@@ -161,6 +170,11 @@ setup:
 check-deps:
 	$(Q)bash scripts/setup.sh --check-only >/dev/null 2>&1 || bash scripts/setup.sh
 
+# The developer loop: guards and unit tests, ASan+UBSan, no root, no BPF.
+check:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 unit
+	$(Q)bash tests/run.sh --check
+
 test: check-deps
 	$(Q)$(MAKE) --no-print-directory all unit
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZE=1 all unit
@@ -178,4 +192,4 @@ bench: check-deps
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj $(BUILD)/tests -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/tests $(BUILD)/gen -name '*.d' 2>/dev/null)

@@ -18,7 +18,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "pprof_builder.h"
+#include "proto/pprof_builder.h"
 #include "profile.pb-c.h"
 
 /* Open-addressing index table. */

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "pprof_reader.h"
+#include "proto/pprof_reader.h"
 
 /* uint64 id -> uint32 index, open addressing; id 0 is never stored (it is reserved). */
 struct idmap {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* elf_symtab: function symbols of one ELF file; see elf_symtab.h. */
-#include "elf_symtab.h"
+#include "symbolize/elf_symtab.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* ksyms: parse /proc/kallsyms; see ksyms.h for the contract. */
-#include "textscan.h"
-#include "ksyms.h"
+#include "lib/textscan.h"
+#include "symbolize/ksyms.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* perfmap: incremental reader of V8's /tmp/perf-PID.map; see perfmap.h. */
-#include "textscan.h"
-#include "perfmap.h"
+#include "lib/textscan.h"
+#include "symbolize/perfmap.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -38,7 +38,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "v8name.h"
+#include "symbolize/v8name.h"
 
 /* V8 cuts names at 4096 bytes; other JITs write longer ones, but not this long. */
 #define PERFMAP_LINE_MAX (64 * 1024)

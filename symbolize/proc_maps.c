@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* proc_maps: parse /proc/PID/maps; see proc_maps.h for the contract. */
-#include "textscan.h"
-#include "proc_maps.h"
+#include "lib/textscan.h"
+#include "symbolize/proc_maps.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,7 +14,7 @@
  * file identity (path, device, inode, size, mtime) and by build-id; symbol
  * tables are read on first use or by symbolizer__preload().
  */
-#include "symbolizer.h"
+#include "symbolize/symbolizer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,10 +29,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "elf_symtab.h"
-#include "perfmap.h"
-#include "ksyms.h"
-#include "proc_maps.h"
+#include "symbolize/elf_symtab.h"
+#include "symbolize/perfmap.h"
+#include "symbolize/ksyms.h"
+#include "symbolize/proc_maps.h"
 
 /* String-keyed hash table: path interning, notes, the ELF cache. */
 struct strmap_slot {

@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "textscan.h"
-#include "v8inline.h"
-#include "v8name.h"
+#include "lib/textscan.h"
+#include "symbolize/v8inline.h"
+#include "symbolize/v8name.h"
 
 struct vi_pos {
 	uint32_t off;		/* pc offset in the code */

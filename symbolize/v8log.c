@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* v8log: incremental reader of V8's per-isolate code log; see v8log.h. */
-#include "textscan.h"
-#include "v8inline.h"
-#include "v8log.h"
+#include "lib/textscan.h"
+#include "symbolize/v8inline.h"
+#include "symbolize/v8log.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 /* V8's tag names are short words; anything longer is not a tag. */
 #define TAG_MAX 64

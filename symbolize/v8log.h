@@ -53,9 +53,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sha256.h"
-#include "v8inline.h"
-#include "v8name.h"
+#include "lib/sha256.h"
+#include "symbolize/v8inline.h"
+#include "symbolize/v8name.h"
 
 /* A script-source line holds a whole script: bundles of tens of MB exist. */
 #define V8LOG_LINE_MAX (512 * 1024 * 1024)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* v8name: split V8 code names; see v8name.h for the forms and the contract. */
-#include "v8name.h"
+#include "symbolize/v8name.h"
 
 #include <errno.h>
 #include <string.h>

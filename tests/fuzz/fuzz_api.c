@@ -21,8 +21,8 @@
 
 #include <json-c/json.h>
 
-#include "api.h"
-#include "sha256.h"
+#include "user/serve/api.h"
+#include "lib/sha256.h"
 
 static void check(bool ok)
 {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "v8profile.h"
+#include "proto/v8profile.h"
 
 /* from_pprof writes one `samples` entry per count: keep iterations fast. */
 #define MAX_ROUND_TRIP_SAMPLES 100000

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "discover.h"
+#include "user/capture/discover.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

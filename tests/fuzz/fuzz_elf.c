@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "elf_symtab.h"
+#include "symbolize/elf_symtab.h"
 
 static uint64_t word_at(const uint8_t *data, size_t size, size_t i)
 {

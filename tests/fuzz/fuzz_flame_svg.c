@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "flame_svg.h"
-#include "pprof_reader.h"
+#include "user/report/flame_svg.h"
+#include "proto/pprof_reader.h"
 
 static FILE *devnull;
 

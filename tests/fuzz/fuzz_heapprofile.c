@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "v8profile.h"
+#include "proto/v8profile.h"
 
 static FILE *devnull;
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "inspector.h"
+#include "user/v8/inspector.h"
 
 static void check_err(const char *err, size_t errlen)
 {

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ksyms.h"
+#include "symbolize/ksyms.h"
 
 /* Keeps reads of every string from being optimized away. */
 static volatile size_t sink;

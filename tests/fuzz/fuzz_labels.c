@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "isolates.h"
+#include "user/attribute/isolates.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -14,7 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 static volatile size_t sink;
 

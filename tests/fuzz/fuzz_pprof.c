@@ -11,8 +11,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "commands.h"
-#include "pprof_reader.h"
+#include "user/cmd/commands.h"
+#include "proto/pprof_reader.h"
 
 static int memfd = -1;
 

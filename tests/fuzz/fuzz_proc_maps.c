@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "proc_maps.h"
+#include "symbolize/proc_maps.h"
 
 /* Keeps reads of every string from being optimized away. */
 static volatile size_t sink;

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sha256.h"
-#include "v8log.h"
+#include "lib/sha256.h"
+#include "symbolize/v8log.h"
 
 static volatile size_t sink;
 

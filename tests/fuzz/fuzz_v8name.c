@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "v8name.h"
+#include "symbolize/v8name.h"
 
 static volatile size_t sink;
 

@@ -15,7 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "websocket.h"
+#include "user/v8/websocket.h"
 
 static const char key[] = "dGhlIHNhbXBsZSBub25jZQ==";
 

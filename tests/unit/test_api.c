@@ -23,9 +23,9 @@
 
 #include <json-c/json.h>
 
-#include "api.h"
-#include "daemon.h"
-#include "sha256.h"
+#include "user/serve/api.h"
+#include "user/serve/daemon.h"
+#include "lib/sha256.h"
 
 #define PROFILE(s, v) "/accounts/local/workers/workers/" s "/versions/" v "/profile"
 

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <cmocka.h>
 
-#include "cpus.h"
+#include "user/capture/cpus.h"
 
 static void parses_ranges_and_singles(void **state)
 {

@@ -17,9 +17,9 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "crosscheck.h"
-#include "pprof_builder.h"
-#include "pprof_reader.h"
+#include "user/v8/crosscheck.h"
+#include "proto/pprof_builder.h"
+#include "proto/pprof_reader.h"
 
 #define V8_COMMENT "source: V8 CPU profiler (.cpuprofile), test"
 

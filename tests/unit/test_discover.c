@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "discover.h"
+#include "user/capture/discover.h"
 
 static void test_tcp_v4(void **state)
 {

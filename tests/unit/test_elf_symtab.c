@@ -19,8 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "elf_symtab.h"
-#include "proc_maps.h"
+#include "symbolize/elf_symtab.h"
+#include "symbolize/proc_maps.h"
 
 static char fixture[4096];
 

@@ -10,9 +10,9 @@
 
 #include <cmocka.h>
 
-#include "flame_svg.h"
-#include "pprof_reader.h"
-#include "web_assets.h"
+#include "user/report/flame_svg.h"
+#include "proto/pprof_reader.h"
+#include "user/report/web_assets.h"
 
 /* root -> hot<&> (a.js) 30, root -> kernel frame with a non-UTF-8 name 10. */
 static struct pprof_profile *small_profile(void)

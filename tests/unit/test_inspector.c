@@ -22,8 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "inspector.h"
-#include "websocket.h"
+#include "user/v8/inspector.h"
+#include "user/v8/websocket.h"
 
 static void test_parse_hostport(void **state)
 {

@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "isolates.h"
-#include "v8log.h"
+#include "user/attribute/isolates.h"
+#include "symbolize/v8log.h"
 
 static char tmpdir[64];
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ksyms.h"
+#include "symbolize/ksyms.h"
 
 static const char kallsyms[] =
 	"ffffffff81000000 T _stext\n"

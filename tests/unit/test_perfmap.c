@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 
 static char tmpdir[64];
 

@@ -21,8 +21,8 @@
 
 #include <cmocka.h>
 
-#include "pprof_builder.h"
-#include "pprof_reader.h"
+#include "proto/pprof_builder.h"
+#include "proto/pprof_reader.h"
 
 /* Deterministic generator, so every run writes the same profiles. */
 static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;

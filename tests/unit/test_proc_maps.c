@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "proc_maps.h"
+#include "symbolize/proc_maps.h"
 
 static struct proc_maps *parse(const char *text)
 {

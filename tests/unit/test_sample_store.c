@@ -6,7 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sample_store.h"
+#include "user/capture/sample_store.h"
 
 static void fill(struct isoprof_sample *s, __u32 pid, __u32 tid, const char *comm, int nk, int nu,
 		 __u64 seed)

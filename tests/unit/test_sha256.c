@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "lib/sha256.h"
 
 static void hex_of(const void *data, size_t len, char hex[SHA256_HEX_LEN])
 {

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "symbolizer.h"
+#include "symbolize/symbolizer.h"
 
 static char fixture[4096];
 

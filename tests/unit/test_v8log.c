@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "perfmap.h"
-#include "sha256.h"
-#include "v8log.h"
+#include "symbolize/perfmap.h"
+#include "lib/sha256.h"
+#include "symbolize/v8log.h"
 
 static char tmpdir[64];
 /* Perf maps node left in /tmp, removed even when a test fails half-way. */

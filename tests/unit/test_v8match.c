@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "v8match.h"
+#include "user/v8/v8match.h"
 
 #define SIDE(p, s, f)                                                                         \
 	{ .pid = (p), .scripts = (s), .nscripts = sizeof(s) / sizeof((s)[0]), .functions = (f), \

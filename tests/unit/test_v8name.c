@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "v8name.h"
+#include "symbolize/v8name.h"
 
 struct want {
 	enum v8name_kind kind;

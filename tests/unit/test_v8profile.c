@@ -17,7 +17,7 @@
 
 #include <json-c/json.h>
 
-#include "v8profile.h"
+#include "proto/v8profile.h"
 
 #define FIXTURES "tests/fixtures/v8/"
 

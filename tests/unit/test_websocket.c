@@ -20,8 +20,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "sha1.h"
-#include "websocket.h"
+#include "lib/sha1.h"
+#include "user/v8/websocket.h"
 
 static void sha1_hex(const void *data, size_t len, char hex[41])
 {

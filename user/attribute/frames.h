@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * frames: every distinct stack of a capture, symbolized once and classified.
+ *
+ * Each distinct (process, address) becomes one frame (symbolized through
+ * the symbolizer, with a frame class), and each stored stack a list of
+ * frame indices, leaf first, with the cost class of a sample taken on it
+ * (SPEC §5).  Every profile written from the capture (one per isolate, the
+ * whole capture) reuses this work.
+ *
+ * Cost classes of a sample:
+ *   gc              a V8 garbage collector function is on the stack
+ *   js              the leaf is JIT code of a JS function (named or not)
+ *   v8-builtin      the leaf is a V8 builtin, bytecode handler, stub, regexp
+ *   v8-runtime      the leaf is other V8 C++ (v8::, cppgc::)
+ *   kernel          the leaf is in the kernel (a syscall, a fault, an IRQ)
+ *   idle            no isolate entered, and the thread is in the kernel on
+ *                   its way to sleep in the event loop (epoll_wait & co.)
+ *   runtime-native  anything else: workerd, kj, node, libuv, allocator, libc
+ *
+ * Errors: NULL with errno (ENOMEM).  Pointers stay valid until
+ * frame_table__free(); the symbolizer must outlive the table.
+ */
+#ifndef ISOPROF_USER_FRAMES_H
+#define ISOPROF_USER_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "user/attribute/isolates.h"
+#include "user/capture/sample_store.h"
+#include "symbolize/symbolizer.h"
+
+enum frame_class {
+	FRAME_NATIVE = 0,	/* runtime or library code */
+	FRAME_KERNEL,
+	FRAME_JS,		/* JIT code of a JS function (or unnamed JIT code) */
+	FRAME_BUILTIN,		/* V8 builtin, bytecode handler, stub, regexp */
+	FRAME_V8,		/* V8 C++ */
+	FRAME_GC,		/* V8 garbage collector */
+	FRAME_WAIT,		/* a blocking wait: epoll_wait, poll, futex wait ... */
+};
+
+enum sample_class {
+	CLASS_JS = 0,
+	CLASS_V8_BUILTIN,
+	CLASS_GC,
+	CLASS_V8_RUNTIME,
+	CLASS_RUNTIME_NATIVE,
+	CLASS_KERNEL,
+	CLASS_IDLE,
+	NR_SAMPLE_CLASSES,
+};
+
+/* "js", "v8-builtin", "gc", "v8-runtime", "runtime-native", "kernel", "idle" */
+const char *sample_class__str(enum sample_class cls);
+
+/* A JS function that optimized code inlined, from the V8 code log. */
+struct frame_inline {
+	const char *function;	/* "(anonymous)" when it has no name */
+	const char *script;	/* NULL when unknown */
+	uint32_t line;
+	uint32_t column;
+};
+
+struct frame {
+	struct sym_frame sym;	/* strings owned by the symbolizer; for JIT code with
+				 * inlined frames, line/column are the call site */
+	const struct frame_inline *inlined; /* innermost first; NULL when none */
+	uint32_t ninlined;
+	uint64_t addr;		/* address named: a return address minus one */
+	uint32_t pid;		/* 0 for kernel frames */
+	bool kernel;
+	bool jit;		/* JIT code, named or not */
+	enum frame_class cls;
+};
+
+struct stack_view {
+	const uint32_t *frames;	/* frame indices, leaf first (kernel, then user) */
+	uint32_t nframes;
+	enum sample_class cls;	/* the class when an isolate is entered */
+	bool idle_wait;		/* class is idle when no isolate is entered */
+	bool has_js;		/* some frame is JS */
+	bool deopt;		/* some frame is V8's deoptimizer */
+	bool leaf_jit;		/* the user leaf is JIT code */
+	bool leaf_jit_named;
+};
+
+struct frame_table;
+
+/*
+ * reg may be NULL; with it, JIT frames of optimized code get the functions
+ * it inlined at the sampled pc (isolate_registry__inline_stack()).
+ */
+struct frame_table *frame_table__build(const struct sample_store *store, struct symbolizer *sym,
+				       struct isolate_registry *reg);
+void frame_table__free(struct frame_table *ft);
+
+size_t frame_table__count(const struct frame_table *ft);
+const struct frame *frame_table__frame(const struct frame_table *ft, uint32_t idx);
+const struct stack_view *frame_table__stack(const struct frame_table *ft, uint32_t stack_id);
+
+/* The class of a sample on this stack, with or without an isolate entered. */
+static inline enum sample_class stack_view__class(const struct stack_view *v, bool in_isolate)
+{
+	return !in_isolate && v->idle_wait ? CLASS_IDLE : v->cls;
+}
+
+/*
+ * Is this function part of V8's deoptimizer: the deoptimization entry
+ * builtins, NotifyDeoptimized, or the C++ Deoptimizer?  A steady share of
+ * samples in it is a deopt loop.
+ */
+bool frames__is_deoptimizer(const char *name);
+
+/* Exposed for tests: the class of a native (ELF or kernel) function name. */
+enum frame_class frames__classify_native(const char *name, bool kernel);
+
+#endif /* ISOPROF_USER_FRAMES_H */

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* isoprof: host-level, eBPF-assisted profiler for V8 runtimes. */
+#include <argp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/cmd/commands.h"
+
+const char *isoprof_command_line = "";
+
+/* bad usage exits 2, like most Unix tools, not argp's EX_USAGE (64) */
+error_t argp_err_exit_status = 2;
+
+static const struct {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+} commands[] = {
+	{ "record", cmd_record, "sample target processes and write a pprof profile" },
+	{ "top", cmd_top, "print the flat/cum table of a profile, like pprof -top" },
+	{ "targets", cmd_targets, "list the V8 runtime processes on this host" },
+	{ "convert", cmd_convert, "convert between pprof, .cpuprofile and folded stacks" },
+	{ "crosscheck", cmd_crosscheck, "compare an isoprof profile with V8's own profile" },
+	{ "flame", cmd_flame, "write an interactive flamegraph (HTML) or a static SVG" },
+	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: isoprof COMMAND [OPTION...]\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'isoprof COMMAND --help' describes each command's options.\n");
+}
+
+static char *join_args(int argc, char **argv)
+{
+	size_t len = 1;
+	char *s, *p;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	p = s;
+	for (int i = 0; i < argc; i++)
+		p += sprintf(p, "%s%s", i ? " " : "", argv[i]);
+	*p = '\0';
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	char *cmdline, program[64];
+	int ret;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(argv[1], commands[i].name))
+			continue;
+		cmdline = join_args(argc, argv);
+		isoprof_command_line = cmdline ? cmdline : argv[0];
+		/* argp names the program after argv[0]: "isoprof top: ..." in its messages */
+		snprintf(program, sizeof(program), "isoprof %s", commands[i].name);
+		argv[1] = program;
+		ret = commands[i].run(argc - 1, argv + 1);
+		free(cmdline);
+		return ret;
+	}
+	fprintf(stderr, "isoprof: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}

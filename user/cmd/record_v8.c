@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * record's V8 side: V8's own CPU profiler (--v8) or sampling heap profiler
+ * (--type heap) over the capture's window, through the runtimes'
+ * inspectors; the profiles mapped to isoprof's isolates (v8match.h), saved
+ * beside isoprof's, and cross-checked (crosscheck.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "user/cmd/commands.h"
+#include "user/v8/crosscheck.h"
+#include "proto/pprof_builder.h"
+#include "proto/pprof_reader.h"
+#include "user/cmd/record.h"
+#include "user/v8/v8match.h"
+#include "proto/v8profile.h"
+
+/* One V8 profile on its way to disk: converted, and what mapping needs. */
+struct v8_result {
+	struct v8_target *target;
+	struct pprof_builder *builder;
+	struct pprof_profile *profile;	/* builder's output, parsed back */
+	struct v8match_side side;
+	const char **names;		/* storage of side.scripts, then side.functions */
+	int64_t samples;
+};
+
+static const char *type_word(const struct capture *c)
+{
+	return c->env->type == RECORD_HEAP ? "heap" : "CPU";
+}
+
+/* The flag that gives a runtime an inspector, for the error that asks for it. */
+static const char *inspector_hint(const struct discover_proc *p)
+{
+	if (p->runtime == DISCOVER_WORKERD)
+		return "start workerd with --inspector-addr=127.0.0.1:9229";
+	if (p->runtime == DISCOVER_NODE)
+		return "start node with --inspect=127.0.0.1:9229 (or send it SIGUSR1)";
+	return "start it with its inspector enabled";
+}
+
+int record_v8__prepare(struct capture *c)
+{
+	const struct record_env *env = c->env;
+	uint32_t interval_us = (uint32_t)(1000000 / env->frequency_hz);
+	size_t ready = 0, missing = 0;
+
+	c->v8 = v8_capture__new(env->type == RECORD_HEAP ? V8_CAPTURE_HEAP : V8_CAPTURE_CPU,
+				interval_us ? interval_us : 1);
+	if (!c->v8) {
+		fprintf(stderr, "isoprof: out of memory\n");
+		return -ENOMEM;
+	}
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct target_state *t = &c->targets[i];
+		const char *addr = env->inspector;
+		char why[320] = "";
+		size_t first = c->v8->ntargets;
+		int n;
+
+		if (!t->v8)
+			continue;
+		if (!addr)
+			addr = t->v8->inspector;
+		if (!addr) {
+			missing++;
+			if (t->v8->inspector_flag)
+				fprintf(stderr,
+					"isoprof: pid %d (%s): no V8 %s profile: its command line asks "
+					"for an inspector at %s but nothing listens there\n",
+					t->pid, t->comm, type_word(c), t->v8->inspector_flag);
+			else
+				fprintf(stderr, "isoprof: pid %d (%s): no V8 %s profile: no inspector; "
+						"%s\n",
+					t->pid, t->comm, type_word(c), inspector_hint(t->v8));
+			continue;
+		}
+		n = v8_capture__add_process(c->v8, t->pid, addr, env->script, why, sizeof(why));
+		if (n < 0) {
+			fprintf(stderr, "isoprof: pid %d (%s): no V8 %s profile: %s\n", t->pid,
+				t->comm, type_word(c), why[0] ? why : strerror(-n));
+			continue;
+		}
+		if (!n)
+			fprintf(stderr, "isoprof: pid %d (%s): its inspector at %s lists no target\n",
+				t->pid, t->comm, addr);
+		for (size_t k = first; k < c->v8->ntargets; k++) {
+			const struct v8_target *vt = &c->v8->targets[k];
+
+			if (vt->err)
+				fprintf(stderr, "isoprof: pid %d: inspector target '%s': %s\n", vt->pid,
+					vt->id, vt->errmsg);
+			else
+				ready++;
+		}
+	}
+	c->v8_missing_inspector = missing;
+	if (ready)
+		return 0;
+	if (env->type == RECORD_HEAP) {
+		fprintf(stderr, "isoprof: no inspector target could take a heap profile; "
+				"nothing to record\n");
+		record__set_exit(c, missing ? RECORD_EXIT_NO_INSPECTOR : RECORD_EXIT_FAILED);
+		return -ENOENT;
+	}
+	fprintf(stderr, "isoprof: V8's profiler will not run; isoprof's own capture goes on\n");
+	return 0;
+}
+
+void record_v8__start(struct capture *c)
+{
+	if (c->v8)
+		v8_capture__start(c->v8);
+}
+
+void record_v8__stop(struct capture *c)
+{
+	if (c->v8)
+		v8_capture__stop(c->v8);
+}
+
+static int write_text_file(const char *path, const char *text, size_t len)
+{
+	char tmp[PATH_MAX];
+	ssize_t n;
+	int fd, err = 0;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	while (len && !err) {
+		n = write(fd, text, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			err = n < 0 ? -errno : -EIO;
+		else
+			text += n, len -= (size_t)n;
+	}
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err)
+		unlink(tmp);
+	return err;
+}
+
+/* Scripts (user scripts only, as isoprof defines them) and JS function names of a profile. */
+static int collect_side(const struct pprof_profile *p, const struct isolate_info *info, pid_t pid,
+			struct v8match_side *side, const char ***storage)
+{
+	size_t nframes = p ? pprof_profile__frame_count(p) : 0;
+	size_t nscripts = info ? info->nr_scripts : 0, cap = 2 * nframes + nscripts + 1, n = 0;
+	const char **names = calloc(cap, sizeof(*names));
+	size_t nfunctions = 0;
+
+	if (!names)
+		return -ENOMEM;
+	for (size_t i = 0; i < nscripts; i++)
+		names[n++] = info->scripts[i];
+	for (size_t i = 0; i < nframes; i++) {
+		const struct pprof_frame *f = pprof_profile__frame(p, i);
+
+		if (f->filename[0] && isolate__is_user_script(f->filename))
+			names[n++] = f->filename;
+	}
+	side->scripts = names;
+	side->nscripts = n;
+	for (size_t i = 0; i < nframes; i++) {
+		const struct pprof_frame *f = pprof_profile__frame(p, i);
+
+		if (f->filename[0] && f->name[0])
+			names[n + nfunctions++] = f->name;
+	}
+	side->functions = names + n;
+	side->nfunctions = nfunctions;
+	side->pid = pid;
+	*storage = names;
+	return 0;
+}
+
+static int64_t json_int(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+}
+
+/* Convert one target's profile to pprof (and parse it back for the mapping). */
+static int convert(struct capture *c, struct v8_result *r, const struct isolate_group *g)
+{
+	struct v8_target *t = r->target;
+	struct v8_cpu_profile *cpu = NULL;
+	struct v8_pprof_opts opts = { 0 };
+	struct pprof_label labels[4];
+	char *comments[4] = { 0 };
+	char why[256] = "";
+	size_t nlabels = 0;
+	uint8_t *bytes = NULL;
+	size_t len;
+	int64_t wall_ns = (int64_t)c->wall_start.tv_sec * 1000000000ll + c->wall_start.tv_nsec;
+	int err;
+
+	/* V8's TimeTicks are CLOCK_MONOTONIC microseconds on Linux */
+	if (c->env->type == RECORD_CPU && json_int(t->profile, "startTime") > 0)
+		opts.time_nanos = wall_ns + json_int(t->profile, "startTime") * 1000 -
+				  (int64_t)c->window_start_ns;
+	else
+		opts.time_nanos = wall_ns + (int64_t)(t->start_ns - c->window_start_ns);
+	opts.interval_ns = c->env->type == RECORD_CPU ? (uint64_t)c->v8->interval_us * 1000 : 0;
+	labels[nlabels++] = (struct pprof_label){ .key = "pid", .num = t->pid };
+	if (g) {
+		labels[nlabels++] = (struct pprof_label){ .key = "isolate", .str = g->isolate_str };
+		labels[nlabels++] =
+			(struct pprof_label){ .key = "script", .str = isolate_group__script(g) };
+		labels[nlabels++] =
+			(struct pprof_label){ .key = "version", .str = isolate_group__version(g) };
+	}
+	opts.labels = labels;
+	opts.nlabels = nlabels;
+	comments[0] = record__asprintf("command: %s", isoprof_command_line);
+	comments[1] = record__asprintf("inspector: %s target '%s' (pid %d)", t->hostport, t->id,
+				       t->pid);
+	comments[2] = record__asprintf("window: V8's, inside isoprof's %.3f s window",
+				       (c->window_end_ns - c->window_start_ns) / 1e9);
+	if (!comments[0] || !comments[1] || !comments[2]) {
+		err = -ENOMEM;
+		goto out;
+	}
+	opts.comments = (const char *const *)comments;
+	opts.ncomments = 3;
+
+	if (c->env->type == RECORD_HEAP) {
+		err = v8_heap_profile__to_pprof_json(t->profile, &opts, c->v8->heap_interval,
+						     &r->builder, why, sizeof(why));
+	} else {
+		err = v8_cpu_profile__from_json(t->profile, &cpu, why, sizeof(why));
+		if (!err) {
+			r->samples = (int64_t)cpu->nsamples;
+			err = v8_cpu_profile__to_pprof(cpu, &opts, &r->builder);
+		}
+	}
+	if (err) {
+		fprintf(stderr, "isoprof: pid %d: V8 profile of target '%s': %s\n", t->pid, t->id,
+			why[0] ? why : strerror(-err));
+		goto out;
+	}
+	err = pprof_builder__serialize(r->builder, false, &bytes, &len);
+	if (!err)
+		err = pprof_profile__parse(bytes, len, &r->profile, why, sizeof(why));
+	if (err)
+		fprintf(stderr, "isoprof: pid %d: V8 profile of target '%s' as pprof: %s\n", t->pid,
+			t->id, why[0] ? why : strerror(-err));
+out:
+	free(bytes);
+	v8_cpu_profile__free(cpu);
+	for (size_t i = 0; i < 4; i++)
+		free(comments[i]);
+	return err;
+}
+
+static void release_result(struct v8_result *r)
+{
+	pprof_builder__free(r->builder);
+	pprof_profile__free(r->profile);
+	free(r->names);
+	memset(r, 0, sizeof(*r));
+}
+
+static const char *why_unmapped(enum v8match_result m)
+{
+	switch (m) {
+	case V8MATCH_AMBIGUOUS:
+		return "two isolates run the same scripts";
+	case V8MATCH_TAKEN:
+		return "its isolate fits another target better";
+	default:
+		return "no isolate isoprof sampled runs its scripts";
+	}
+}
+
+static int crosscheck_one(const struct isolate_group *g,
+			  const struct pprof_profile *mine, const struct pprof_profile *theirs,
+			  const char *json_path)
+{
+	struct crosscheck_opts opts = { .top = 10, .isolate = g->isolate_str };
+	struct crosscheck_report *report = NULL;
+	char why[256] = "";
+	char *json = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int err;
+
+	err = crosscheck__compute(mine, theirs, &opts, &report, why, sizeof(why));
+	if (err) {
+		fprintf(stderr, "isoprof: cross-check of isolate %s (%s): %s\n", g->isolate_str,
+			isolate_group__script(g), why[0] ? why : strerror(-err));
+		return err;
+	}
+	printf("== cross-check: isolate %s, %s version %s (pid %u)\n", g->isolate_str,
+	       isolate_group__script(g), isolate_group__version(g), g->pid);
+	crosscheck__print_text(report, stdout);
+	fflush(stdout);
+	mem = open_memstream(&json, &len);
+	if (!mem) {
+		err = -ENOMEM;
+	} else {
+		crosscheck__print_json(report, mem);
+		if (fclose(mem))
+			err = -ENOMEM;
+	}
+	if (!err)
+		err = write_text_file(json_path, json, len);
+	if (err)
+		fprintf(stderr, "isoprof: cannot write %s: %s\n", json_path, strerror(-err));
+	free(json);
+	crosscheck__free(report);
+	return err;
+}
+
+/* Write one mapped or unmapped V8 profile; with a group, cross-check it too. */
+static int write_result(struct capture *c, struct v8_result *r, const struct isolate_group *g,
+			ssize_t group, const char *only_output)
+{
+	bool heap = c->env->type == RECORD_HEAP;
+	const char *gz = c->env->raw ? "" : ".gz";
+	char path[PATH_MAX], raw_path[PATH_MAX], check_path[PATH_MAX], suffix[64], id[96];
+	const char *json;
+	int err;
+
+	if (g) {
+		snprintf(suffix, sizeof(suffix), heap ? "heap.pb%s" : "v8-cpu.pb%s", gz);
+		err = record__group_path(c, g, suffix, path, sizeof(path));
+		if (!err)
+			err = record__group_path(c, g, heap ? "v8.heapprofile" : "v8.cpuprofile",
+						 raw_path, sizeof(raw_path));
+		if (!err)
+			err = record__group_path(c, g, "crosscheck.json", check_path,
+						 sizeof(check_path));
+		if (err)
+			return err;
+	} else {
+		record__file_part(r->target->id, id, sizeof(id));
+		snprintf(path, sizeof(path), "%s/v8-%d-%s-%s.pb%s", c->env->out_dir ? c->env->out_dir : ".",
+			 r->target->pid, id, heap ? "heap" : "cpu", gz);
+		snprintf(raw_path, sizeof(raw_path), "%s/v8-%d-%s.%s",
+			 c->env->out_dir ? c->env->out_dir : ".", r->target->pid, id,
+			 heap ? "heapprofile" : "cpuprofile");
+	}
+	if (only_output)
+		snprintf(path, sizeof(path), "%s", only_output);
+	err = pprof_builder__write_file(r->builder, path, !c->env->raw);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	if (!only_output) {
+		/* the profile as V8 returned it */
+		json = json_object_to_json_string_ext(r->target->profile, JSON_C_TO_STRING_PLAIN);
+		err = json ? write_text_file(raw_path, json, strlen(json)) : -ENOMEM;
+		if (err) {
+			fprintf(stderr, "isoprof: cannot write %s: %s\n", raw_path, strerror(-err));
+			return err;
+		}
+	}
+	if (heap)
+		fprintf(stderr, "isoprof: wrote %s: V8 heap profile of '%s' (pid %d)%s%s\n", path,
+			r->target->id, r->target->pid, g ? ", isolate " : "",
+			g ? g->isolate_str : "");
+	else
+		fprintf(stderr,
+			"isoprof: wrote %s and %s: V8 CPU profile of '%s' (pid %d), %lld samples%s%s\n",
+			raw_path, path, r->target->id, r->target->pid, (long long)r->samples,
+			g ? ", isolate " : "", g ? g->isolate_str : "");
+	if (!heap && g && group >= 0 && c->group_profiles[group])
+		return crosscheck_one(g, c->group_profiles[group], r->profile, check_path);
+	return 0;
+}
+
+int record_v8__finish(struct capture *c)
+{
+	struct v8_result *res = NULL;
+	struct v8match_side *iso_sides = NULL;
+	const char ***iso_names = NULL;
+	size_t *iso_group = NULL, niso = 0, nres = 0, written = 0;
+	enum v8match_result *why = NULL;
+	int *assign = NULL, failures = 0, err = 0;
+	const char *only_output = NULL;
+
+	if (!c->v8)
+		return 0;
+	res = calloc(c->v8->ntargets + 1, sizeof(*res));
+	iso_sides = calloc(c->attr.ngroups + 1, sizeof(*iso_sides));
+	iso_names = calloc(c->attr.ngroups + 1, sizeof(*iso_names));
+	iso_group = calloc(c->attr.ngroups + 1, sizeof(*iso_group));
+	assign = calloc(c->v8->ntargets + 1, sizeof(*assign));
+	why = calloc(c->v8->ntargets + 1, sizeof(*why));
+	if (!res || !iso_sides || !iso_names || !iso_group || !assign || !why) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < c->v8->ntargets; i++) {
+		struct v8_target *t = &c->v8->targets[i];
+
+		if (!t->profile) {
+			if (t->err && (t->started || t->enabled))
+				fprintf(stderr, "isoprof: pid %d: inspector target '%s': no V8 profile: "
+						"%s\n", t->pid, t->id, t->errmsg);
+			failures += t->err != 0;
+			continue;
+		}
+		res[nres].target = t;
+		/* converted without isolate labels first; mapped ones are converted again */
+		if (convert(c, &res[nres], NULL)) {
+			failures++;
+			release_result(&res[nres]);
+			continue;
+		}
+		err = collect_side(res[nres].profile, NULL, t->pid, &res[nres].side,
+				   &res[nres].names);
+		if (err)
+			goto out;
+		nres++;
+	}
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (!g->isolate || !c->selected[i])
+			continue;
+		err = collect_side(c->group_profiles[i], g->info, (pid_t)g->pid, &iso_sides[niso],
+				   &iso_names[niso]);
+		if (err)
+			goto out;
+		iso_group[niso++] = i;
+	}
+	{
+		struct v8match_side *tsides = calloc(nres + 1, sizeof(*tsides));
+
+		if (!tsides) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t k = 0; k < nres; k++)
+			tsides[k] = res[k].side;
+		err = v8match__assign(tsides, nres, iso_sides, niso, assign, why);
+		free(tsides);
+		if (err)
+			goto out;
+	}
+
+	if (c->env->type == RECORD_HEAP && !c->env->out_dir) {
+		size_t candidates = 0, pick = 0;
+
+		for (size_t k = 0; k < nres; k++) {
+			/* unmapped: only when nothing narrows it down, or the target is named so */
+			if (assign[k] >= 0 || (nres == 1 && !c->env->script) ||
+			    (c->env->script && !strcmp(res[k].target->id, c->env->script))) {
+				candidates++;
+				pick = k;
+			}
+		}
+		if (candidates > 1) {
+			fprintf(stderr, "isoprof: %zu V8 heap profiles for -o %s: name one worker with "
+					"--script, or give --out-dir DIR\n", candidates, c->env->output);
+			err = -EINVAL;
+			goto out;
+		}
+		if (!candidates) {
+			fprintf(stderr, "isoprof: no V8 heap profile of %s%s%s\n",
+				c->env->script ? "script " : "the sampled isolates",
+				c->env->script ? c->env->script : "",
+				c->v8_missing_inspector ? ": its runtime may be one without an "
+							  "inspector (see above)" : "");
+			err = -ENOENT;
+			goto out;
+		}
+		only_output = c->env->output;
+		for (size_t k = 0; k < nres; k++)
+			if (k != pick)
+				res[k].target = NULL;
+	}
+
+	for (size_t k = 0; k < nres; k++) {
+		const struct isolate_group *g = NULL;
+		ssize_t group = -1;
+
+		if (!res[k].target)
+			continue;
+		if (assign[k] >= 0) {
+			group = (ssize_t)iso_group[assign[k]];
+			g = &c->attr.groups[group];
+			/* again, now with the isolate's labels */
+			pprof_builder__free(res[k].builder);
+			pprof_profile__free(res[k].profile);
+			res[k].builder = NULL;
+			res[k].profile = NULL;
+			if (convert(c, &res[k], g)) {
+				failures++;
+				continue;
+			}
+		} else if (c->env->script && strcmp(res[k].target->id, c->env->script)) {
+			/* not the isolate asked for, as far as anyone can tell */
+			continue;
+		} else {
+			fprintf(stderr, "isoprof: pid %d: V8 target '%s' not mapped to an isolate: %s\n",
+				res[k].target->pid, res[k].target->id, why_unmapped(why[k]));
+		}
+		if (write_result(c, &res[k], g, group, only_output))
+			failures++;
+		else
+			written++;
+	}
+	if (!written && !failures && nres == 0)
+		fprintf(stderr, "isoprof: no V8 profile was taken\n");
+out:
+	if (err == -ENOMEM)
+		fprintf(stderr, "isoprof: out of memory with the V8 profiles\n");
+	for (size_t k = 0; res && k < nres; k++)
+		release_result(&res[k]);
+	for (size_t i = 0; iso_names && i < niso; i++)
+		free(iso_names[i]);
+	free(res);
+	free(iso_sides);
+	free(iso_names);
+	free(iso_group);
+	free(assign);
+	free(why);
+	if (!written) {
+		/* the likeliest reason first: a runtime in scope had no inspector */
+		record__set_exit(c, c->v8_missing_inspector || !c->v8->ntargets
+					    ? RECORD_EXIT_NO_INSPECTOR
+					    : RECORD_EXIT_FAILED);
+		return err ? err : -ENOENT;
+	}
+	if (err)
+		return err;
+	return failures ? -EIO : 0;
+}
+
+void record_v8__free(struct capture *c)
+{
+	v8_capture__free(c->v8);
+	c->v8 = NULL;
+	for (size_t i = 0; c->group_profiles && i < c->attr.ngroups; i++)
+		pprof_profile__free(c->group_profiles[i]);
+	for (size_t i = 0; c->group_paths && i < c->attr.ngroups; i++)
+		free(c->group_paths[i]);
+	free(c->group_profiles);
+	free(c->group_paths);
+	c->group_profiles = NULL;
+	c->group_paths = NULL;
+}

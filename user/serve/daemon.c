@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * daemon: capture admission and capture children for `isoprof serve`.
+ *
+ * Captures run as children of the daemon (its own binary, `record`): a
+ * crash, a leak or a stuck inspector in one capture cannot take the daemon
+ * down, and concurrency is the kernel's business.  The daemon only keeps
+ * counters, pipes and temporary directories.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "user/serve/daemon.h"
+#include "lib/monotime.h"
+
+#define KILL_GRACE_MS 3000
+#define POLL_MS 100
+#define READ_CHUNK 4096
+
+struct admit_slot {
+	bool used;
+	char *target;
+	uint64_t end_ms;		/* when the capture's window should be over */
+};
+
+struct daemon_admit {
+	pthread_mutex_t lock;
+	unsigned int nslots;
+	struct admit_slot *slots;
+	double burst;
+	double per_ms;			/* tokens added per millisecond */
+	double tokens;
+	uint64_t last_ms;
+	bool started;
+};
+
+struct daemon_admit *daemon_admit__new(unsigned int max_captures, unsigned int burst,
+				       unsigned int window_s)
+{
+	struct daemon_admit *a;
+
+	if (!max_captures || !burst || !window_s) {
+		errno = EINVAL;
+		return NULL;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->slots = calloc(max_captures, sizeof(*a->slots));
+	if (!a->slots) {
+		free(a);
+		errno = ENOMEM;
+		return NULL;
+	}
+	pthread_mutex_init(&a->lock, NULL);
+	a->nslots = max_captures;
+	a->burst = burst;
+	a->tokens = burst;
+	a->per_ms = (double)burst / (window_s * 1000.0);
+	return a;
+}
+
+void daemon_admit__free(struct daemon_admit *a)
+{
+	if (!a)
+		return;
+	for (unsigned int i = 0; i < a->nslots; i++)
+		free(a->slots[i].target);
+	free(a->slots);
+	pthread_mutex_destroy(&a->lock);
+	free(a);
+}
+
+static unsigned int secs_until(uint64_t when_ms, uint64_t now_ms)
+{
+	uint64_t left = when_ms > now_ms ? when_ms - now_ms : 0;
+	uint64_t s = (left + 999) / 1000;
+
+	return s < 1 ? 1 : s > 86400 ? 86400 : (unsigned int)s;
+}
+
+int daemon_admit__acquire(struct daemon_admit *a, const char *target, long duration_ms,
+			  uint64_t now_ms, unsigned int *retry_after_s)
+{
+	uint64_t soonest = UINT64_MAX;
+	int free_slot = -1, ret;
+	char *copy;
+
+	*retry_after_s = 0;
+	copy = strdup(target);
+	if (!copy)
+		return -ENOMEM;
+	pthread_mutex_lock(&a->lock);
+	for (unsigned int i = 0; i < a->nslots; i++) {
+		struct admit_slot *s = &a->slots[i];
+
+		if (!s->used) {
+			if (free_slot < 0)
+				free_slot = (int)i;
+			continue;
+		}
+		if (!strcmp(s->target, target)) {
+			*retry_after_s = secs_until(s->end_ms, now_ms);
+			ret = -EBUSY;
+			goto out;
+		}
+		if (s->end_ms < soonest)
+			soonest = s->end_ms;
+	}
+	if (free_slot < 0) {
+		*retry_after_s = secs_until(soonest, now_ms);
+		ret = -EAGAIN;
+		goto out;
+	}
+	if (a->started && now_ms > a->last_ms) {
+		a->tokens += (double)(now_ms - a->last_ms) * a->per_ms;
+		if (a->tokens > a->burst)
+			a->tokens = a->burst;
+	}
+	if (!a->started || now_ms > a->last_ms)
+		a->last_ms = now_ms;
+	a->started = true;
+	if (a->tokens < 1.0) {
+		*retry_after_s = secs_until(now_ms + (uint64_t)((1.0 - a->tokens) / a->per_ms) + 1,
+					    now_ms);
+		ret = -EDQUOT;
+		goto out;
+	}
+	a->tokens -= 1.0;
+	a->slots[free_slot].used = true;
+	a->slots[free_slot].target = copy;
+	a->slots[free_slot].end_ms = now_ms + (duration_ms > 0 ? (uint64_t)duration_ms : 0);
+	copy = NULL;
+	ret = free_slot;
+out:
+	pthread_mutex_unlock(&a->lock);
+	free(copy);
+	return ret;
+}
+
+void daemon_admit__release(struct daemon_admit *a, int slot)
+{
+	if (slot < 0 || (unsigned int)slot >= a->nslots)
+		return;
+	pthread_mutex_lock(&a->lock);
+	free(a->slots[slot].target);
+	a->slots[slot].target = NULL;
+	a->slots[slot].used = false;
+	pthread_mutex_unlock(&a->lock);
+}
+
+unsigned int daemon_admit__running(struct daemon_admit *a)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&a->lock);
+	for (unsigned int i = 0; i < a->nslots; i++)
+		n += a->slots[i].used;
+	pthread_mutex_unlock(&a->lock);
+	return n;
+}
+
+struct sink {
+	int fd;
+	char *buf;
+	size_t len, cap, max;
+	bool tail;			/* keep the last max bytes, not the first */
+	bool truncated;
+};
+
+static int sink_init(struct sink *s, int fd, size_t max, bool tail)
+{
+	memset(s, 0, sizeof(*s));
+	s->fd = fd;
+	s->max = max;
+	s->tail = tail;
+	s->cap = tail ? 2 * max + 1 : max + 1;
+	s->buf = malloc(s->cap);
+	return s->buf ? 0 : -ENOMEM;
+}
+
+/* Read what is there; false once the pipe is closed or broken. */
+static bool sink_read(struct sink *s)
+{
+	char chunk[READ_CHUNK];
+
+	for (;;) {
+		ssize_t n = read(s->fd, chunk, sizeof(chunk));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			return true;
+		if (n <= 0)
+			return false;
+		for (ssize_t off = 0; off < n;) {
+			size_t room = s->cap - 1 - s->len, take = (size_t)(n - off);
+
+			if (!s->tail) {
+				if (take > s->max - s->len) {
+					take = s->max - s->len;
+					s->truncated = true;
+				}
+				memcpy(s->buf + s->len, chunk + off, take);
+				s->len += take;
+				break;
+			}
+			if (!room) {
+				/* keep the newest max bytes and make room behind them */
+				memmove(s->buf, s->buf + s->len - s->max, s->max);
+				s->len = s->max;
+				s->truncated = true;
+				continue;
+			}
+			if (take > room)
+				take = room;
+			memcpy(s->buf + s->len, chunk + off, take);
+			s->len += take;
+			off += (ssize_t)take;
+		}
+	}
+}
+
+static void sink_finish(struct sink *s, char **out, size_t *len)
+{
+	if (s->tail && s->len > s->max) {
+		memmove(s->buf, s->buf + s->len - s->max, s->max);
+		s->len = s->max;
+	}
+	s->buf[s->len] = '\0';
+	*out = s->buf;
+	*len = s->len;
+	s->buf = NULL;
+}
+
+/* In the child, between fork and exec: async-signal-safe calls only. */
+static void __attribute__((noreturn)) child_exec(const struct daemon_child_opts *o, int devnull,
+						 int out_w, int err_w, int max_fd)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
+		_exit(127);
+	if (syscall(SYS_close_range, 3U, ~0U, 0U))
+		for (int fd = 3; fd < max_fd; fd++)
+			close(fd);
+	execv(o->path, o->argv);
+	_exit(127);
+}
+
+int daemon__run_child(const struct daemon_child_opts *o, struct daemon_child *res)
+{
+	int out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 }, devnull = -1, status = 0;
+	struct sink out, err;
+	bool out_open = true, err_open = true, reaped = false;
+	uint64_t deadline, kill_at = 0;
+	struct rlimit rl;
+	int max_fd = 1024, ret;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	memset(&out, 0, sizeof(out));
+	memset(&err, 0, sizeof(err));
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536)
+		max_fd = (int)rl.rlim_cur;
+	if (pipe2(out_p, O_CLOEXEC) || pipe2(err_p, O_CLOEXEC)) {
+		ret = -errno;
+		goto fail;
+	}
+	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	if (sink_init(&out, out_p[0], o->out_max, false) ||
+	    sink_init(&err, err_p[0], o->err_max, true)) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	fcntl(out_p[0], F_SETFL, O_NONBLOCK);
+	fcntl(err_p[0], F_SETFL, O_NONBLOCK);
+
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	if (pid == 0)
+		child_exec(o, devnull, out_p[1], err_p[1], max_fd);
+	/* also here, so kill(-pid) works whichever of us runs first */
+	setpgid(pid, pid);
+	close(out_p[1]);
+	close(err_p[1]);
+	close(devnull);
+	out_p[1] = err_p[1] = devnull = -1;
+
+	deadline = monotime_ms() + o->timeout_ms;
+	while (!reaped) {
+		struct pollfd pfd[2];
+		int n = 0;
+		uint64_t now;
+		pid_t w;
+
+		if (out_open)
+			pfd[n++] = (struct pollfd){ .fd = out_p[0], .events = POLLIN };
+		if (err_open)
+			pfd[n++] = (struct pollfd){ .fd = err_p[0], .events = POLLIN };
+		poll(n ? pfd : NULL, (nfds_t)n, POLL_MS);
+		if (out_open)
+			out_open = sink_read(&out);
+		if (err_open)
+			err_open = sink_read(&err);
+
+		w = waitpid(pid, &status, WNOHANG);
+		if (w == pid || (w < 0 && errno == ECHILD)) {
+			reaped = true;
+			break;
+		}
+		now = monotime_ms();
+		if (!kill_at) {
+			if (now >= deadline)
+				res->timed_out = true;
+			else if (o->cancel && o->cancel(o->arg))
+				res->cancelled = true;
+			if (res->timed_out || res->cancelled) {
+				kill(-pid, SIGTERM);
+				kill_at = now + KILL_GRACE_MS;
+			}
+		} else if (now >= kill_at) {
+			kill(-pid, SIGKILL);
+			kill_at = UINT64_MAX;
+		}
+	}
+	/* what the child wrote before it exited; a grandchild holding the pipe is not waited for */
+	if (out_open)
+		sink_read(&out);
+	if (err_open)
+		sink_read(&err);
+	res->wait_status = status;
+	res->out_truncated = out.truncated;
+	sink_finish(&out, &res->out, &res->out_len);
+	sink_finish(&err, &res->err, &res->err_len);
+	close(out_p[0]);
+	close(err_p[0]);
+	return 0;
+
+fail:
+	free(out.buf);
+	free(err.buf);
+	for (int i = 0; i < 2; i++) {
+		if (out_p[i] >= 0)
+			close(out_p[i]);
+		if (err_p[i] >= 0)
+			close(err_p[i]);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	return ret;
+}
+
+void daemon_child__free(struct daemon_child *res)
+{
+	if (!res)
+		return;
+	free(res->out);
+	free(res->err);
+	res->out = res->err = NULL;
+}
+
+int daemon__remove_dir(const char *dir)
+{
+	struct dirent *de;
+	DIR *d;
+	int dfd, ret = 0;
+
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	dfd = dirfd(d);
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (unlinkat(dfd, de->d_name, 0) && !ret)
+			ret = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && !ret)
+		ret = -errno;
+	return ret;
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* V8's own profilers over a capture's window, through the inspector (see v8capture.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <json-c/json.h>
+
+#include "user/v8/inspector.h"
+#include "user/v8/v8capture.h"
+#include "lib/monotime.h"
+
+#define DEFAULT_TIMEOUT_MS 5000
+/* Building a 50 s profile of a busy isolate takes V8 a while. */
+#define STOP_TIMEOUT_MS 60000
+
+struct v8_capture *v8_capture__new(enum v8_capture_type type, uint32_t interval_us)
+{
+	struct v8_capture *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->type = type;
+	c->interval_us = interval_us ? interval_us : 1000;
+	c->heap_interval = V8_HEAP_SAMPLING_INTERVAL;
+	c->timeout_ms = DEFAULT_TIMEOUT_MS;
+	return c;
+}
+
+static void target_fail(struct v8_target *t, int err, const char *what, const char *why)
+{
+	if (t->err)
+		return;
+	t->err = err ? err : -EIO;
+	snprintf(t->errmsg, sizeof(t->errmsg), "%s: %s", what, why && *why ? why : strerror(-t->err));
+}
+
+static int call(struct v8_capture *c, struct v8_target *t, const char *method,
+		struct json_object *params, int timeout_ms, struct json_object **result)
+{
+	char why[256] = "";
+	int err;
+
+	if (!t->session)
+		return -ENOTCONN;
+	err = inspector__call(t->session, method, params, timeout_ms ? timeout_ms : c->timeout_ms,
+			      result, why, sizeof(why));
+	if (err)
+		target_fail(t, err, method, why);
+	return err;
+}
+
+/* Prepare: enable the profiler and set its interval, which V8 only takes before start. */
+static int prepare(struct v8_capture *c, struct v8_target *t)
+{
+	struct json_object *params;
+	int err;
+
+	if (c->type == V8_CAPTURE_HEAP) {
+		err = call(c, t, "HeapProfiler.enable", NULL, 0, NULL);
+		if (!err)
+			t->enabled = true;
+		return err;
+	}
+	err = call(c, t, "Profiler.enable", NULL, 0, NULL);
+	if (err)
+		return err;
+	t->enabled = true;
+	params = json_object_new_object();
+	if (!params)
+		return -ENOMEM;
+	json_object_object_add(params, "interval", json_object_new_int64(c->interval_us));
+	err = call(c, t, "Profiler.setSamplingInterval", params, 0, NULL);
+	json_object_put(params);
+	return err;
+}
+
+static void free_target(struct v8_target *t)
+{
+	free(t->id);
+	free(t->title);
+	free(t->url);
+	if (t->profile)
+		json_object_put(t->profile);
+}
+
+int v8_capture__connect_addr(const char *listen, char *out, size_t len)
+{
+	struct inspector_addr addr;
+	char why[128];
+	const char *port = NULL;
+	int n, err;
+
+	/* a wildcard listener answers on loopback too */
+	if (!strncmp(listen, "0.0.0.0:", 8))
+		port = listen + 8;
+	else if (!strncmp(listen, "[::]:", 5))
+		port = listen + 5;
+	else if (!strncmp(listen, "*:", 2))
+		port = listen + 2;
+	n = port ? snprintf(out, len, "127.0.0.1:%s", port) : snprintf(out, len, "%s", listen);
+	if (n < 0 || (size_t)n >= len)
+		return -ENOSPC;
+	err = inspector__parse_hostport(out, &addr, why, sizeof(why));
+	return err == -EPERM ? -EPERM : err ? -EINVAL : 0;
+}
+
+int v8_capture__add_process(struct v8_capture *c, pid_t pid, const char *hostport,
+			    const char *only_id, char *err, size_t errlen)
+{
+	struct inspector_target *list = NULL;
+	struct v8_target *grown;
+	char addr[64];
+	size_t n = 0, added = 0;
+	bool only_found = false;
+	int ret;
+
+	ret = v8_capture__connect_addr(hostport, addr, sizeof(addr));
+	if (ret) {
+		snprintf(err, errlen, "inspector %s: %s", hostport,
+			 ret == -EPERM ? "not a loopback address; isoprof only contacts loopback"
+				       : "not HOST:PORT");
+		return ret;
+	}
+	ret = inspector__list(addr, c->timeout_ms, &list, &n, err, errlen);
+	if (ret)
+		return ret;
+	for (size_t i = 0; only_id && i < n; i++)
+		only_found |= !strcmp(list[i].id, only_id);
+	grown = realloc(c->targets, (c->ntargets + n + 1) * sizeof(*grown));
+	if (!grown) {
+		inspector__free_targets(list, n);
+		return -ENOMEM;
+	}
+	c->targets = grown;
+	for (size_t i = 0; i < n; i++) {
+		struct v8_target *t = &c->targets[c->ntargets];
+		char why[256] = "";
+
+		if (only_found && strcmp(list[i].id, only_id))
+			continue;
+		memset(t, 0, sizeof(*t));
+		t->pid = pid;
+		snprintf(t->hostport, sizeof(t->hostport), "%s", addr);
+		t->id = strdup(list[i].id ? list[i].id : "");
+		t->title = strdup(list[i].title ? list[i].title : "");
+		t->url = strdup(list[i].url ? list[i].url : "");
+		if (!t->id || !t->title || !t->url) {
+			free_target(t);
+			inspector__free_targets(list, n);
+			return -ENOMEM;
+		}
+		c->ntargets++;
+		added++;
+		ret = inspector__open(addr, list[i].ws_path, c->timeout_ms, &t->session, why,
+				      sizeof(why));
+		if (ret) {
+			t->session = NULL;
+			target_fail(t, ret, "connect", why);
+			continue;
+		}
+		prepare(c, t);
+	}
+	inspector__free_targets(list, n);
+	return (int)added;
+}
+
+size_t v8_capture__start(struct v8_capture *c)
+{
+	struct json_object *params;
+	size_t started = 0;
+
+	for (size_t i = 0; i < c->ntargets; i++) {
+		struct v8_target *t = &c->targets[i];
+		int err;
+
+		if (t->err || !t->enabled)
+			continue;
+		if (c->type == V8_CAPTURE_HEAP) {
+			params = json_object_new_object();
+			if (!params) {
+				target_fail(t, -ENOMEM, "HeapProfiler.startSampling", NULL);
+				continue;
+			}
+			json_object_object_add(params, "samplingInterval",
+					       json_object_new_int64((int64_t)c->heap_interval));
+			/* allocations in the window, not only what survives until stop */
+			json_object_object_add(params, "includeObjectsCollectedByMajorGC",
+					       json_object_new_boolean(1));
+			json_object_object_add(params, "includeObjectsCollectedByMinorGC",
+					       json_object_new_boolean(1));
+			err = call(c, t, "HeapProfiler.startSampling", params, 0, NULL);
+			json_object_put(params);
+		} else {
+			err = call(c, t, "Profiler.start", NULL, 0, NULL);
+		}
+		if (err)
+			continue;
+		t->started = true;
+		t->start_ns = monotime_ns();
+		started++;
+	}
+	return started;
+}
+
+size_t v8_capture__stop(struct v8_capture *c)
+{
+	const char *method = c->type == V8_CAPTURE_HEAP ? "HeapProfiler.stopSampling"
+							: "Profiler.stop";
+	size_t got = 0;
+
+	for (size_t i = 0; i < c->ntargets; i++) {
+		struct v8_target *t = &c->targets[i];
+		struct json_object *result = NULL, *profile;
+
+		if (!t->started || t->stopped || t->err)
+			continue;
+		t->stop_ns = monotime_ns();
+		if (call(c, t, method, NULL, STOP_TIMEOUT_MS, &result))
+			continue;
+		t->stopped = true;
+		if (!result || !json_object_object_get_ex(result, "profile", &profile) ||
+		    !json_object_is_type(profile, json_type_object)) {
+			target_fail(t, -EBADMSG, method, "the reply holds no profile");
+		} else {
+			t->profile = json_object_get(profile);
+			got++;
+		}
+		if (result)
+			json_object_put(result);
+	}
+	return got;
+}
+
+void v8_capture__free(struct v8_capture *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->ntargets; i++) {
+		struct v8_target *t = &c->targets[i];
+		struct json_object *result = NULL;
+		char why[64];
+
+		if (t->session) {
+			/* leave the runtime as it was: nothing left running or enabled */
+			if (t->started && !t->stopped) {
+				inspector__call(t->session,
+						c->type == V8_CAPTURE_HEAP ? "HeapProfiler.stopSampling"
+									   : "Profiler.stop",
+						NULL, c->timeout_ms, &result, why, sizeof(why));
+				if (result)
+					json_object_put(result);
+			}
+			if (t->enabled)
+				inspector__call(t->session,
+						c->type == V8_CAPTURE_HEAP ? "HeapProfiler.disable"
+									   : "Profiler.disable",
+						NULL, c->timeout_ms, NULL, why, sizeof(why));
+			inspector__close(t->session);
+		}
+		free_target(t);
+	}
+	free(c->targets);
+	free(c);
+}
