@@ -8,8 +8,8 @@
  * bytes printable for such a message: non-printable bytes become '?', and
  * "..." ends an excerpt that had to be cut.
  */
-#ifndef ISOPROF_USER_ERRMSG_H
-#define ISOPROF_USER_ERRMSG_H
+#ifndef ISOPROF_LIB_ERRMSG_H
+#define ISOPROF_LIB_ERRMSG_H
 
 #include <stddef.h>
 

@@ -13,12 +13,19 @@
  *			return t.idx1[k] - 1;
  *	index_table__set(&t, k, h, new_index);
  *
+ * or, with a comparison callback, index_table__lookup().  Hashes come
+ * from lib/hash.h (hash__fold32() makes a 32-bit one).
+ *
  * index_table__reserve() keeps the load at most one half, so a probe
- * always ends.  A zeroed struct is an empty table.  Errors: -ENOMEM.
+ * always ends.  index_table__remove() shifts the rest of a cluster back
+ * (no tombstones), so a table that sees many deletions stays as fast.
+ * Indexes are 32-bit.  A zeroed struct is an empty table.  Errors:
+ * -ENOMEM.
  */
-#ifndef ISOPROF_USER_INDEX_TABLE_H
-#define ISOPROF_USER_INDEX_TABLE_H
+#ifndef ISOPROF_LIB_INDEX_TABLE_H
+#define ISOPROF_LIB_INDEX_TABLE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,4 +58,29 @@ static inline void index_table__set(struct index_table *t, size_t slot, uint32_t
 	t->count++;
 }
 
-#endif
+/* Does entry index match key?  ctx is the lookup's. */
+typedef bool (*index_table_eq_fn)(const void *ctx, uint32_t index, const void *key);
+
+/*
+ * The index of the entry with this hash that eq accepts, or -1.  *slot
+ * (when not NULL) gets the slot it was found in, or the empty slot where
+ * it belongs, for index_table__set() after an index_table__reserve() that
+ * came before the lookup.  eq NULL accepts the first entry of that hash
+ * (for tables whose hash is the whole key).
+ */
+long index_table__lookup(const struct index_table *t, uint32_t hash, index_table_eq_fn eq,
+			 const void *ctx, const void *key, size_t *slot);
+
+/* Empty the slot a probe found an entry in; the entry itself is the caller's. */
+void index_table__remove(struct index_table *t, size_t slot);
+
+/* Forget every entry, keep the memory. */
+void index_table__clear(struct index_table *t);
+
+/* Heap bytes the table holds. */
+static inline size_t index_table__bytes(const struct index_table *t)
+{
+	return t->mask ? (t->mask + 1) * (sizeof(*t->idx1) + sizeof(*t->hash)) : 0;
+}
+
+#endif /* ISOPROF_LIB_INDEX_TABLE_H */

@@ -3,8 +3,8 @@
  * monotime: the CLOCK_MONOTONIC time, for windows, deadlines, timeouts
  * and rate limits (never for timestamps a person reads).
  */
-#ifndef ISOPROF_USER_MONOTIME_H
-#define ISOPROF_USER_MONOTIME_H
+#ifndef ISOPROF_LIB_MONOTIME_H
+#define ISOPROF_LIB_MONOTIME_H
 
 #include <stdint.h>
 #include <time.h>
@@ -22,4 +22,4 @@ static inline uint64_t monotime_ms(void)
 	return monotime_ns() / 1000000;
 }
 
-#endif /* ISOPROF_USER_MONOTIME_H */
+#endif /* ISOPROF_LIB_MONOTIME_H */

@@ -8,8 +8,8 @@
  * allocation, no failure.  A context may be reused after sha1__final() only
  * through sha1__init().
  */
-#ifndef ISOPROF_USER_SHA1_H
-#define ISOPROF_USER_SHA1_H
+#ifndef ISOPROF_LIB_SHA1_H
+#define ISOPROF_LIB_SHA1_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,4 +30,4 @@ void sha1__final(struct sha1_ctx *ctx, uint8_t digest[SHA1_DIGEST_LEN]);
 /* Hash len bytes of data in one call. */
 void sha1__digest(const void *data, size_t len, uint8_t digest[SHA1_DIGEST_LEN]);
 
-#endif /* ISOPROF_USER_SHA1_H */
+#endif /* ISOPROF_LIB_SHA1_H */

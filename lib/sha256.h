@@ -7,8 +7,8 @@
  * No allocation, no failure: every function always succeeds.  A context
  * may be reused after sha256__final() only through sha256__init().
  */
-#ifndef ISOPROF_SYMBOLIZE_SHA256_H
-#define ISOPROF_SYMBOLIZE_SHA256_H
+#ifndef ISOPROF_LIB_SHA256_H
+#define ISOPROF_LIB_SHA256_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -33,4 +33,4 @@ void sha256__digest(const void *data, size_t len, uint8_t digest[SHA256_DIGEST_L
 /* Lowercase hex of a digest into hex[SHA256_HEX_LEN], NUL-terminated. */
 void sha256__hex(const uint8_t digest[SHA256_DIGEST_LEN], char hex[SHA256_HEX_LEN]);
 
-#endif /* ISOPROF_SYMBOLIZE_SHA256_H */
+#endif /* ISOPROF_LIB_SHA256_H */

@@ -5,8 +5,8 @@
  * NUL-terminated, and must not accept what strtoull() would (blanks, signs,
  * a silent "0x", overflow), hence these.
  */
-#ifndef ISOPROF_SYMBOLIZE_TEXTSCAN_H
-#define ISOPROF_SYMBOLIZE_TEXTSCAN_H
+#ifndef ISOPROF_LIB_TEXTSCAN_H
+#define ISOPROF_LIB_TEXTSCAN_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -45,4 +45,4 @@ static inline bool textscan__hex(const char **pp, const char *end, uint64_t *out
 	return true;
 }
 
-#endif /* ISOPROF_SYMBOLIZE_TEXTSCAN_H */
+#endif /* ISOPROF_LIB_TEXTSCAN_H */

@@ -4,8 +4,8 @@
  * bytes from a profile (names are whatever a binary or a script holds)
  * must be replaced, not passed on.
  */
-#ifndef ISOPROF_USER_UTF8_H
-#define ISOPROF_USER_UTF8_H
+#ifndef ISOPROF_LIB_UTF8_H
+#define ISOPROF_LIB_UTF8_H
 
 #include <stddef.h>
 #include <stdint.h>

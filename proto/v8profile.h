@@ -41,8 +41,8 @@
  * or node), -EFBIG (input or output over the caps below), -ENOMEM.
  * Nothing prints.
  */
-#ifndef ISOPROF_USER_V8PROFILE_H
-#define ISOPROF_USER_V8PROFILE_H
+#ifndef ISOPROF_PROTO_V8PROFILE_H
+#define ISOPROF_PROTO_V8PROFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -146,4 +146,4 @@ int folded__to_pprof(const char *text, size_t len, struct pprof_builder **out, c
 /* Parse JSON text with the caps above; NULL with err filled (and errno) on failure. */
 struct json_object *v8_json__parse(const char *json, size_t len, char *err, size_t errlen);
 
-#endif /* ISOPROF_USER_V8PROFILE_H */
+#endif /* ISOPROF_PROTO_V8PROFILE_H */

@@ -15,8 +15,8 @@
  * Errors: -ENOMEM.  The attribution points into the store, frame table and
  * registry it was built from; they must outlive it.
  */
-#ifndef ISOPROF_USER_ATTRIBUTION_H
-#define ISOPROF_USER_ATTRIBUTION_H
+#ifndef ISOPROF_ATTRIBUTE_ATTRIBUTION_H
+#define ISOPROF_ATTRIBUTE_ATTRIBUTION_H
 
 #include <stdbool.h>
 #include <stddef.h>

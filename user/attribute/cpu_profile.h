@@ -14,8 +14,8 @@
  *
  * Errors: negative errno (-ENOMEM, or from writing the file).
  */
-#ifndef ISOPROF_USER_CPU_PROFILE_H
-#define ISOPROF_USER_CPU_PROFILE_H
+#ifndef ISOPROF_ATTRIBUTE_CPU_PROFILE_H
+#define ISOPROF_ATTRIBUTE_CPU_PROFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>

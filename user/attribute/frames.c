@@ -30,21 +30,6 @@ struct frame_table {
 	size_t nstacks;
 };
 
-const char *sample_class__str(enum sample_class cls)
-{
-	static const char *const names[NR_SAMPLE_CLASSES] = {
-		[CLASS_JS] = "js",
-		[CLASS_V8_BUILTIN] = "v8-builtin",
-		[CLASS_GC] = "gc",
-		[CLASS_V8_RUNTIME] = "v8-runtime",
-		[CLASS_RUNTIME_NATIVE] = "runtime-native",
-		[CLASS_KERNEL] = "kernel",
-		[CLASS_IDLE] = "idle",
-	};
-
-	return cls < NR_SAMPLE_CLASSES ? names[cls] : "unknown";
-}
-
 static bool starts_with(const char *s, const char *prefix)
 {
 	return !strncmp(s, prefix, strlen(prefix));

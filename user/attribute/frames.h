@@ -21,13 +21,14 @@
  * Errors: NULL with errno (ENOMEM).  Pointers stay valid until
  * frame_table__free(); the symbolizer must outlive the table.
  */
-#ifndef ISOPROF_USER_FRAMES_H
-#define ISOPROF_USER_FRAMES_H
+#ifndef ISOPROF_ATTRIBUTE_FRAMES_H
+#define ISOPROF_ATTRIBUTE_FRAMES_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/profile_vocab.h"
 #include "user/attribute/isolates.h"
 #include "user/capture/sample_store.h"
 #include "symbolize/symbolizer.h"
@@ -42,19 +43,6 @@ enum frame_class {
 	FRAME_WAIT,		/* a blocking wait: epoll_wait, poll, futex wait ... */
 };
 
-enum sample_class {
-	CLASS_JS = 0,
-	CLASS_V8_BUILTIN,
-	CLASS_GC,
-	CLASS_V8_RUNTIME,
-	CLASS_RUNTIME_NATIVE,
-	CLASS_KERNEL,
-	CLASS_IDLE,
-	NR_SAMPLE_CLASSES,
-};
-
-/* "js", "v8-builtin", "gc", "v8-runtime", "runtime-native", "kernel", "idle" */
-const char *sample_class__str(enum sample_class cls);
 
 /* A JS function that optimized code inlined, from the V8 code log. */
 struct frame_inline {
@@ -117,4 +105,4 @@ bool frames__is_deoptimizer(const char *name);
 /* Exposed for tests: the class of a native (ELF or kernel) function name. */
 enum frame_class frames__classify_native(const char *name, bool kernel);
 
-#endif /* ISOPROF_USER_FRAMES_H */
+#endif /* ISOPROF_ATTRIBUTE_FRAMES_H */

@@ -44,8 +44,8 @@
  * Errors: actions return 0 or a count, or a negative errno; constructors
  * and lookups return NULL and set errno.  Nothing prints.
  */
-#ifndef ISOPROF_USER_ISOLATES_H
-#define ISOPROF_USER_ISOLATES_H
+#ifndef ISOPROF_ATTRIBUTE_ISOLATES_H
+#define ISOPROF_ATTRIBUTE_ISOLATES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -223,4 +223,4 @@ bool isolate__script_matches(const char *name, const char *pattern);
 int isolate__version_id(const char *const names[], const char *const sources[],
 			const size_t lens[], size_t n, char out_hex[SHA256_HEX_LEN]);
 
-#endif /* ISOPROF_USER_ISOLATES_H */
+#endif /* ISOPROF_ATTRIBUTE_ISOLATES_H */

@@ -13,8 +13,8 @@
  *
  * Returns 0 or -errno.
  */
-#ifndef ISOPROF_USER_CAPS_H
-#define ISOPROF_USER_CAPS_H
+#ifndef ISOPROF_CAPTURE_CAPS_H
+#define ISOPROF_CAPTURE_CAPS_H
 
 int caps__drop_after_attach(void);
 

@@ -4,8 +4,8 @@
  * /sys/devices/system/cpu/online.  Errors: -EINVAL for a malformed list,
  * -ENOMEM, -errno from reading the file.
  */
-#ifndef ISOPROF_USER_CPUS_H
-#define ISOPROF_USER_CPUS_H
+#ifndef ISOPROF_CAPTURE_CPUS_H
+#define ISOPROF_CAPTURE_CPUS_H
 
 #include <stddef.h>
 

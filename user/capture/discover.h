@@ -32,8 +32,8 @@
  * Ownership: discover__scan() hands out one struct discover_list; every
  * string and array in it belongs to it until discover__free().
  */
-#ifndef ISOPROF_USER_DISCOVER_H
-#define ISOPROF_USER_DISCOVER_H
+#ifndef ISOPROF_CAPTURE_DISCOVER_H
+#define ISOPROF_CAPTURE_DISCOVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -190,4 +190,4 @@ int discover__node_version(const char *buf, size_t len, char *out, size_t out_le
 int64_t discover__tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align,
 			    uint64_t vaddr);
 
-#endif /* ISOPROF_USER_DISCOVER_H */
+#endif /* ISOPROF_CAPTURE_DISCOVER_H */

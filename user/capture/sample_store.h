@@ -9,8 +9,8 @@
  *
  * Errors: -ENOMEM.  Pointers returned stay valid until the next add.
  */
-#ifndef ISOPROF_USER_SAMPLE_STORE_H
-#define ISOPROF_USER_SAMPLE_STORE_H
+#ifndef ISOPROF_CAPTURE_SAMPLE_STORE_H
+#define ISOPROF_CAPTURE_SAMPLE_STORE_H
 
 #include <stddef.h>
 #include <stdint.h>

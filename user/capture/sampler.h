@@ -13,8 +13,8 @@
  * when err_buf is given, a sentence saying which step failed.  Nothing prints
  * (libbpf's own messages are silenced unless ISOPROF_DEBUG_LIBBPF is set).
  */
-#ifndef ISOPROF_USER_SAMPLER_H
-#define ISOPROF_USER_SAMPLER_H
+#ifndef ISOPROF_CAPTURE_SAMPLER_H
+#define ISOPROF_CAPTURE_SAMPLER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -68,4 +68,4 @@ unsigned long long sampler__period_ns(const struct sampler *s);
 int sampler__prog_stats(struct sampler *s, unsigned long long *run_time_ns,
 			unsigned long long *run_cnt);
 
-#endif /* ISOPROF_USER_SAMPLER_H */
+#endif /* ISOPROF_CAPTURE_SAMPLER_H */

@@ -5,8 +5,8 @@
  * reports its errors once on stderr as "isoprof: ...", and returns the
  * process exit status.
  */
-#ifndef ISOPROF_USER_COMMANDS_H
-#define ISOPROF_USER_COMMANDS_H
+#ifndef ISOPROF_CMD_COMMANDS_H
+#define ISOPROF_CMD_COMMANDS_H
 
 int cmd_record(int argc, char **argv);
 int cmd_top(int argc, char **argv);

@@ -8,8 +8,8 @@
  * Exit statuses of `isoprof record`, which the daemon turns into HTTP
  * statuses (docs/daemon.md): see RECORD_EXIT_*.
  */
-#ifndef ISOPROF_USER_RECORD_H
-#define ISOPROF_USER_RECORD_H
+#ifndef ISOPROF_CMD_RECORD_H
+#define ISOPROF_CMD_RECORD_H
 
 #include <limits.h>
 #include <stdbool.h>

@@ -17,8 +17,8 @@
  * read.  Text is escaped for XML, and bytes that are not UTF-8 become
  * U+FFFD, so the output is well-formed whatever the profile's strings hold.
  */
-#ifndef ISOPROF_USER_FLAME_SVG_H
-#define ISOPROF_USER_FLAME_SVG_H
+#ifndef ISOPROF_REPORT_FLAME_SVG_H
+#define ISOPROF_REPORT_FLAME_SVG_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -39,4 +39,4 @@ int flame_svg__write(const struct pprof_profile *p, const struct flame_svg_opts 
 /* A frame's colour class: "js", "v8", "native", "kernel", "synthetic", "unknown". */
 const char *flame_svg__kind(const char *name, const char *filename, const char *mapping_file);
 
-#endif /* ISOPROF_USER_FLAME_SVG_H */
+#endif /* ISOPROF_REPORT_FLAME_SVG_H */

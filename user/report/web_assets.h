@@ -22,8 +22,8 @@
  *
  * Nothing prints; no state besides the constant assets.
  */
-#ifndef ISOPROF_USER_WEB_ASSETS_H
-#define ISOPROF_USER_WEB_ASSETS_H
+#ifndef ISOPROF_REPORT_WEB_ASSETS_H
+#define ISOPROF_REPORT_WEB_ASSETS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -49,4 +49,4 @@ int web_assets__standalone_page(const uint8_t *profile, size_t len,
 				const struct web_page_opts *opts, char **out, size_t *outlen,
 				char *err, size_t errlen);
 
-#endif /* ISOPROF_USER_WEB_ASSETS_H */
+#endif /* ISOPROF_REPORT_WEB_ASSETS_H */

@@ -29,8 +29,8 @@
  * envelope {"success":false,"errors":[{"code":N,"message":"..."}],
  * "messages":[],"result":null} or NULL (ENOMEM).
  */
-#ifndef ISOPROF_USER_API_H
-#define ISOPROF_USER_API_H
+#ifndef ISOPROF_SERVE_API_H
+#define ISOPROF_SERVE_API_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -138,4 +138,4 @@ bool api__origin_matches(const char *origin, const char *host);
 /* Escape the path for the log: printable ASCII kept, the rest as %XX, cut to outlen - 1. */
 void api__log_path(const char *path, char *out, size_t outlen);
 
-#endif /* ISOPROF_USER_API_H */
+#endif /* ISOPROF_SERVE_API_H */

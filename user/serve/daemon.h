@@ -29,8 +29,8 @@
  *
  * daemon__remove_dir() removes a directory and the files directly in it.
  */
-#ifndef ISOPROF_USER_DAEMON_H
-#define ISOPROF_USER_DAEMON_H
+#ifndef ISOPROF_SERVE_DAEMON_H
+#define ISOPROF_SERVE_DAEMON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -73,4 +73,4 @@ void daemon_child__free(struct daemon_child *res);
 
 int daemon__remove_dir(const char *dir);
 
-#endif /* ISOPROF_USER_DAEMON_H */
+#endif /* ISOPROF_SERVE_DAEMON_H */

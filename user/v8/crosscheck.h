@@ -38,8 +38,8 @@
  * no JS samples (err says which); -EINVAL for bad options.  Nothing prints
  * except the print functions, to the stream they are given.
  */
-#ifndef ISOPROF_USER_CROSSCHECK_H
-#define ISOPROF_USER_CROSSCHECK_H
+#ifndef ISOPROF_V8_CROSSCHECK_H
+#define ISOPROF_V8_CROSSCHECK_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -122,4 +122,4 @@ int crosscheck__load_buffer(const uint8_t *data, size_t len, struct pprof_profil
 int crosscheck__load(const char *path, struct pprof_profile **out, bool *is_v8,
 		     int64_t *median_delta_ns, char *err, size_t errlen);
 
-#endif /* ISOPROF_USER_CROSSCHECK_H */
+#endif /* ISOPROF_V8_CROSSCHECK_H */

@@ -40,8 +40,8 @@
  * passed in are not consumed, a result handed out is the caller's to
  * json_object_put().  Targets are the caller's until inspector__free_targets().
  */
-#ifndef ISOPROF_USER_INSPECTOR_H
-#define ISOPROF_USER_INSPECTOR_H
+#ifndef ISOPROF_V8_INSPECTOR_H
+#define ISOPROF_V8_INSPECTOR_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -152,4 +152,4 @@ void inspector__close(struct inspector_session *s);
 int inspector__parse_reply(const char *text, size_t len, int64_t id, json_object **result,
 			   char *err, size_t errlen);
 
-#endif /* ISOPROF_USER_INSPECTOR_H */
+#endif /* ISOPROF_V8_INSPECTOR_H */

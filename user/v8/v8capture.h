@@ -26,8 +26,8 @@
  * Ownership: the capture owns its targets and their JSON results until
  * v8_capture__free().  Errors: negative errno.  Nothing prints.
  */
-#ifndef ISOPROF_USER_V8CAPTURE_H
-#define ISOPROF_USER_V8CAPTURE_H
+#ifndef ISOPROF_V8_V8CAPTURE_H
+#define ISOPROF_V8_V8CAPTURE_H
 
 #include <stdbool.h>
 #include <stddef.h>

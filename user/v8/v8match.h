@@ -19,8 +19,8 @@
  *
  * Pure: no I/O, nothing prints.  Names are borrowed for the call.
  */
-#ifndef ISOPROF_USER_V8MATCH_H
-#define ISOPROF_USER_V8MATCH_H
+#ifndef ISOPROF_V8_V8MATCH_H
+#define ISOPROF_V8_V8MATCH_H
 
 #include <stddef.h>
 #include <sys/types.h>

@@ -38,8 +38,8 @@
  * inspector only sends valid UTF-8, and the JSON parser that reads them
  * rejects what it cannot read, so checking twice buys nothing.
  */
-#ifndef ISOPROF_USER_WEBSOCKET_H
-#define ISOPROF_USER_WEBSOCKET_H
+#ifndef ISOPROF_V8_WEBSOCKET_H
+#define ISOPROF_V8_WEBSOCKET_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -186,4 +186,4 @@ int ws__recv_text(struct ws_conn *conn, int timeout_ms, char **msg, size_t *len,
 /* Send a close frame (best effort, without waiting), close and free. */
 void ws__close(struct ws_conn *conn);
 
-#endif /* ISOPROF_USER_WEBSOCKET_H */
+#endif /* ISOPROF_V8_WEBSOCKET_H */

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * fileio: whole-file reads and atomic writes of isoprof's own inputs and
+ * outputs (profiles, pages, reports).  Files a target controls are not
+ * read through here but through their parsers' readers.
+ *
+ * An atomic write goes to a temporary file that mkstemp() creates next to
+ * the destination (".NAME.tmp.XXXXXX": same directory, so rename() never
+ * crosses filesystems, and an unpredictable name), is fsync()ed, then
+ * renamed over the destination: a reader sees the old file or the whole
+ * new one, never a part.  On any error the temporary file is removed and
+ * the destination is untouched.  "-" as a path means standard output,
+ * written directly.
+ *
+ * Actions return 0 or a negative errno.
+ */
+#ifndef ISOPROF_LIB_FILEIO_H
+#define ISOPROF_LIB_FILEIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+/*
+ * The whole file at path, malloc()ed into *data (NUL-terminated, the NUL
+ * not counted in *len).  -EFBIG when it holds more than max bytes (0: no
+ * limit), -EISDIR/-EINVAL for a directory or other non-regular file.
+ */
+int fileio__read_all(const char *path, size_t max, uint8_t **data, size_t *len);
+
+/* All of buf to fd, retrying short writes and EINTR. */
+int fileio__write_all(int fd, const void *buf, size_t len);
+
+struct atomic_file {
+	char *path;	/* destination */
+	char *tmp;	/* the temporary file; NULL for standard output */
+	FILE *f;
+	mode_t mode;
+};
+
+/*
+ * Start writing path ("-": standard output) with the given permission bits
+ * (mkstemp() creates 0600; 0644 suits an ordinary output file).  Write to
+ * af->f, then atomic_file__commit() or atomic_file__abort().
+ */
+int atomic_file__open(struct atomic_file *af, const char *path, mode_t mode);
+
+/* Flush, fsync and rename into place; the struct is released either way. */
+int atomic_file__commit(struct atomic_file *af);
+
+/* Drop the temporary file; the destination is untouched. */
+void atomic_file__abort(struct atomic_file *af);
+
+/* data[0..len) to path atomically (see above). */
+int fileio__write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+#endif /* ISOPROF_LIB_FILEIO_H */

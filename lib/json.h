@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * json: the one way isoprof writes and picks apart JSON, over json-c.
+ *
+ * Writing: build a json_object tree, put any text that came from a profile
+ * or a target in with json__text() (names are whatever a binary or script
+ * holds: bytes that are not well-formed UTF-8 become U+FFFD, so the output
+ * always parses), and serialize with json__dump() or json__write().  '/'
+ * is never escaped.
+ *
+ * Reading: json__member(), json__int64() and json__str() check types, so
+ * hostile input (any JSON at all) gives NULL/false, never a crash or a
+ * coerced value.
+ */
+#ifndef ISOPROF_LIB_JSON_H
+#define ISOPROF_LIB_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <json-c/json.h>
+
+/* A JSON string of s with ill-formed UTF-8 replaced; NULL s gives NULL (JSON null). */
+struct json_object *json__text(const char *s);
+struct json_object *json__text_n(const char *s, size_t len);
+
+/*
+ * The text of o, owned by o (valid until o changes or is freed), compact
+ * or indented; *len (may be NULL) gets its length.  NULL on ENOMEM.
+ */
+const char *json__dump(struct json_object *o, bool pretty, size_t *len);
+
+/* json__dump() of o and a newline to f: 0 or -errno. */
+int json__write(FILE *f, struct json_object *o, bool pretty);
+
+/* The member key of object o, or NULL (absent, null, or o not an object). */
+struct json_object *json__member(struct json_object *o, const char *key);
+
+/* An integral JSON number into *v; false for anything else (strings, doubles). */
+bool json__int64(struct json_object *o, int64_t *v);
+
+/* The text of a JSON string, or NULL for anything else. */
+const char *json__str(struct json_object *o);
+
+#endif /* ISOPROF_LIB_JSON_H */

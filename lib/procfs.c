@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* procfs: small /proc files and their parsers; see procfs.h. */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/procfs.h"
+
+ssize_t procfs__read(const char *path, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	if (!size)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len + 1 < size) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			buf[len] = '\0';
+			return n;
+		}
+		if (!n)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+int procfs__parse_nspid(const char *status, pid_t *nspid)
+{
+	const char *p = status, *eol;
+	long last = -1, v;
+	char *end;
+
+	while (p && *p) {
+		if (!strncmp(p, "NSpid:", 6)) {
+			p += 6;
+			eol = strchr(p, '\n');
+			if (!eol)
+				eol = p + strlen(p);
+			while (p < eol) {
+				while (p < eol && (*p == ' ' || *p == '\t'))
+					p++;
+				if (p == eol)
+					break;
+				errno = 0;
+				v = strtol(p, &end, 10);
+				if (end == p || errno || v <= 0 || v > INT_MAX)
+					return -EINVAL;
+				last = v;
+				p = end;
+			}
+			if (last < 0)
+				return -EINVAL;
+			*nspid = (pid_t)last;
+			return 0;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return -ENOENT;
+}
+
+int procfs__parse_stat(const char *stat, char comm[PROCFS_COMM_LEN + 1], char *state,
+		       unsigned long *flags)
+{
+	const char *open = strchr(stat, '('), *close = strrchr(stat, ')'), *p;
+	size_t len;
+	int field;
+
+	if (!open || !close || close < open)
+		return -EINVAL;
+	if (comm) {
+		len = (size_t)(close - open - 1);
+		if (len > PROCFS_COMM_LEN)
+			len = PROCFS_COMM_LEN;
+		memcpy(comm, open + 1, len);
+		comm[len] = '\0';
+	}
+	p = close + 1;
+	while (*p == ' ')
+		p++;
+	if (!*p)
+		return -EINVAL;
+	if (state)
+		*state = *p;
+	if (!flags)
+		return 0;
+	/* From the state (field 3): ppid, pgrp, session, tty_nr, tpgid, flags (9). */
+	for (field = 3; field < 9; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return -EINVAL;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	*flags = strtoul(p, NULL, 10);
+	return 0;
+}
+
+int procfs__comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	if (!len)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	n = procfs__read(path, buf, len);
+	if (n < 0) {
+		buf[0] = '\0';
+		return (int)n;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+bool procfs__alive(pid_t pid)
+{
+	char path[64], buf[512], state;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (procfs__read(path, buf, sizeof(buf)) < 0)
+		return false;
+	/* A stat line cut inside a long comm: the process exists, that is enough. */
+	if (procfs__parse_stat(buf, NULL, &state, NULL) < 0)
+		return true;
+	return state != 'Z' && state != 'X';
+}

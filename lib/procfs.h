@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * procfs: reading what /proc says about a process.  The parsers take the
+ * text (so tests and fuzzers feed them directly); procfs__read() gets it.
+ * Paths are built by the caller, who may read another /proc (a test's, or
+ * a container's).  Actions return 0 or a negative errno.
+ */
+#ifndef ISOPROF_LIB_PROCFS_H
+#define ISOPROF_LIB_PROCFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* TASK_COMM_LEN: 15 bytes and the NUL. */
+#define PROCFS_COMM_LEN 16
+
+/*
+ * Up to size - 1 bytes of a small /proc file (status, stat, cmdline, comm)
+ * into buf, NUL-terminated.  Returns the byte count or a negative errno.
+ */
+ssize_t procfs__read(const char *path, char *buf, size_t size);
+
+/*
+ * The pid in the innermost pid namespace: the last number of the
+ * "NSpid:" line of status text.  -ENOENT when there is no such line
+ * (kernels before 4.1), -EINVAL when it does not parse.
+ */
+int procfs__parse_nspid(const char *status, pid_t *nspid);
+
+/*
+ * From /proc/PID/stat text: the command name (comm, cut to 16 bytes), the
+ * state letter and the flags field (PF_*).  comm may contain blanks and
+ * parentheses: it is what lies between the first '(' and the last ')'.
+ * Any output may be NULL.  -EINVAL when the text does not parse.
+ */
+int procfs__parse_stat(const char *stat, char comm[PROCFS_COMM_LEN + 1], char *state,
+		       unsigned long *flags);
+
+/* /proc/PID/comm without its newline; "" when unreadable.  Returns 0 or -errno. */
+int procfs__comm(pid_t pid, char *buf, size_t len);
+
+/*
+ * Will pid run again?  false when it is gone or a zombie (which still
+ * answers kill(pid, 0)).
+ */
+bool procfs__alive(pid_t pid);
+
+#endif /* ISOPROF_LIB_PROCFS_H */

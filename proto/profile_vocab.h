@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * profile_vocab: the words isoprof's profiles carry, spelled once.  Every
+ * writer (cpu_profile, record_v8, v8profile) and every reader (top,
+ * crosscheck, flame, the web page's pprof.js by the same spelling) uses
+ * these, so a label or class renamed here is renamed everywhere.
+ * docs/isolates-and-classes.md and SPEC §5 describe what they mean.
+ */
+#ifndef ISOPROF_PROTO_PROFILE_VOCAB_H
+#define ISOPROF_PROTO_PROFILE_VOCAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <string.h>
+
+/* Sample labels. */
+#define LABEL_PID "pid"
+#define LABEL_TID "tid"
+#define LABEL_THREAD "thread"		/* the thread's name (comm) */
+#define LABEL_CLASS "class"		/* a sample_class name */
+#define LABEL_ISOLATE "isolate"		/* 0x-prefixed isolate address */
+#define LABEL_SCRIPT "script"
+#define LABEL_VERSION "version"
+
+/* Sample types and units. */
+#define SAMPLE_TYPE_SAMPLES "samples"
+#define SAMPLE_TYPE_CPU "cpu"
+#define UNIT_COUNT "count"
+#define UNIT_NANOSECONDS "nanoseconds"
+
+/*
+ * Synthetic frames, named as V8's profiler names them, so that the two
+ * sides of a cross-check line up: the root of a .cpuprofile, and the roots
+ * isoprof puts above samples that have no JS frame to stand under.
+ */
+#define FRAME_NAME_ROOT "(root)"
+#define FRAME_NAME_GC "(garbage collector)"
+#define FRAME_NAME_IDLE "(idle)"
+#define FRAME_NAME_PROGRAM "(program)"
+
+/* Where a sample's cost goes (SPEC §5); the class label's values. */
+enum sample_class {
+	CLASS_JS = 0,
+	CLASS_V8_BUILTIN,
+	CLASS_GC,
+	CLASS_V8_RUNTIME,
+	CLASS_RUNTIME_NATIVE,
+	CLASS_KERNEL,
+	CLASS_IDLE,
+	NR_SAMPLE_CLASSES,
+};
+
+static const char *const sample_class_names[NR_SAMPLE_CLASSES] = {
+	[CLASS_JS] = "js",
+	[CLASS_V8_BUILTIN] = "v8-builtin",
+	[CLASS_GC] = "gc",
+	[CLASS_V8_RUNTIME] = "v8-runtime",
+	[CLASS_RUNTIME_NATIVE] = "runtime-native",
+	[CLASS_KERNEL] = "kernel",
+	[CLASS_IDLE] = "idle",
+};
+
+/* "js", "v8-builtin", "gc", "v8-runtime", "runtime-native", "kernel", "idle" */
+static inline const char *sample_class__str(enum sample_class cls)
+{
+	return (unsigned)cls < NR_SAMPLE_CLASSES ? sample_class_names[cls] : "unknown";
+}
+
+/* The class a label value names: true and *cls, or false for none. */
+static inline bool sample_class__parse(const char *s, enum sample_class *cls)
+{
+	for (size_t i = 0; s && i < NR_SAMPLE_CLASSES; i++) {
+		if (!strcmp(s, sample_class_names[i])) {
+			*cls = (enum sample_class)i;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The file name part of samples outside any isolate (--out-dir). */
+#define NO_ISOLATE_NAME "no-isolate"
+
+#endif /* ISOPROF_PROTO_PROFILE_VOCAB_H */

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Unit tests for lib/: hashing, growing arrays, the index table (with
+ * deletions), procfs parsers, whole-file reads and atomic writes, gzip
+ * both ways, and JSON text that is not UTF-8.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/array.h"
+#include "lib/fileio.h"
+#include "lib/gzip.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
+#include "lib/json.h"
+#include "lib/procfs.h"
+
+static void test_hash(void **state)
+{
+	(void)state;
+	/* FNV-1a 64 reference values (Fowler, Noll, Vo test suite). */
+	assert_true(hash__str(HASH_SEED, "") == 0xcbf29ce484222325ULL);
+	assert_true(hash__str(HASH_SEED, "a") == 0xaf63dc4c8601ec8cULL);
+	assert_true(hash__str(HASH_SEED, "foobar") == 0x85944171f73967e8ULL);
+	assert_true(hash__bytes(HASH_SEED, "foobar", 6) == hash__str(HASH_SEED, "foobar"));
+	/* fmix64 is a bijection with 0 as a fixed point; aligned inputs spread. */
+	assert_true(hash__mix64(0) == 0);
+	assert_true((hash__mix64(0x1000) & 0xfff) != (hash__mix64(0x2000) & 0xfff));
+	assert_true(hash__word(HASH_SEED, 1) != hash__word(HASH_SEED, 2));
+}
+
+static void test_array(void **state)
+{
+	int *a = NULL;
+	size_t cap = 0;
+
+	(void)state;
+	assert_int_equal(array_grow(&a, &cap, 1), 0);
+	assert_int_equal(cap, ARRAY_MIN_CAP);
+	a[0] = 7;
+	assert_int_equal(array_grow(&a, &cap, 100), 0);
+	assert_int_equal(cap, 128);
+	assert_int_equal(a[0], 7);
+	/* Room already: nothing moves. */
+	int *before = a;
+	assert_int_equal(array_grow(&a, &cap, 128), 0);
+	assert_ptr_equal(a, before);
+	/* An impossible size fails and leaves the array alone. */
+	assert_int_equal(array__grow((void **)&a, &cap, SIZE_MAX / 2 + 2, sizeof(*a)), -ENOMEM);
+	assert_int_equal(cap, 128);
+	assert_int_equal(a[0], 7);
+	free(a);
+}
+
+struct keys {
+	uint64_t *k;
+	size_t n;
+};
+
+static bool key_eq(const void *ctx, uint32_t index, const void *key)
+{
+	const struct keys *ks = ctx;
+
+	return ks->k[index] == *(const uint64_t *)key;
+}
+
+/* A deliberately poor hash, so that clusters form and removal must shift them. */
+static uint32_t poor_hash(uint64_t k)
+{
+	return (uint32_t)(k % 7);
+}
+
+static void test_index_table(void **state)
+{
+	struct index_table t = { 0 };
+	uint64_t store[2000] = { 0 };
+	struct keys ks = { store, 0 };
+	size_t slot;
+	long i;
+
+	(void)state;
+	assert_int_equal(index_table__lookup(&t, 1, key_eq, &ks, &store[0], NULL), -1);
+	for (uint64_t k = 0; k < 2000; k++) {
+		assert_int_equal(index_table__reserve(&t), 0);
+		assert_int_equal(index_table__lookup(&t, poor_hash(k), key_eq, &ks, &k, &slot), -1);
+		store[ks.n] = k;
+		index_table__set(&t, slot, poor_hash(k), (uint32_t)ks.n++);
+	}
+	assert_int_equal(t.count, 2000);
+	/* Remove every third key; the others stay reachable past the holes. */
+	for (uint64_t k = 0; k < 2000; k += 3) {
+		i = index_table__lookup(&t, poor_hash(k), key_eq, &ks, &k, &slot);
+		assert_int_equal(i, (long)k);
+		index_table__remove(&t, slot);
+	}
+	for (uint64_t k = 0; k < 2000; k++) {
+		i = index_table__lookup(&t, poor_hash(k), key_eq, &ks, &k, NULL);
+		assert_int_equal(i, k % 3 ? (long)k : -1);
+	}
+	assert_int_equal(t.count, 2000 - 667);
+	assert_true(index_table__bytes(&t) > 0);
+	index_table__clear(&t);
+	assert_int_equal(t.count, 0);
+	assert_int_equal(index_table__lookup(&t, poor_hash(1), key_eq, &ks, &store[1], NULL), -1);
+	index_table__release(&t);
+}
+
+static void test_procfs_parsers(void **state)
+{
+	char comm[PROCFS_COMM_LEN + 1], st;
+	unsigned long flags;
+	pid_t nspid;
+
+	(void)state;
+	assert_int_equal(procfs__parse_nspid("Name:\tx\nNSpid:\t4781\t12\t3\nTgid:\t1\n", &nspid), 0);
+	assert_int_equal(nspid, 3);
+	assert_int_equal(procfs__parse_nspid("Name:\tx\nPid:\t5\n", &nspid), -ENOENT);
+	assert_int_equal(procfs__parse_nspid("NSpid:\tx\n", &nspid), -EINVAL);
+	assert_int_equal(procfs__parse_nspid("NSpid:\t\n", &nspid), -EINVAL);
+
+	/* A comm with blanks and parentheses; flags is field 9. */
+	assert_int_equal(procfs__parse_stat("42 (a (b) c) S 1 42 42 0 -1 4194560 0 0", comm, &st,
+					    &flags), 0);
+	assert_string_equal(comm, "a (b) c");
+	assert_int_equal(st, 'S');
+	assert_int_equal(flags, 4194560);
+	assert_int_equal(procfs__parse_stat("1 (zz) Z", NULL, &st, NULL), 0);
+	assert_int_equal(st, 'Z');
+	assert_int_equal(procfs__parse_stat("1 (zz) S 1 2", NULL, NULL, &flags), -EINVAL);
+	assert_int_equal(procfs__parse_stat("no parens", comm, &st, &flags), -EINVAL);
+	assert_int_equal(procfs__parse_stat("1 (abcdefghijklmnopqrstuvwxyz) R", comm, NULL, NULL), 0);
+	assert_int_equal(strlen(comm), PROCFS_COMM_LEN);
+
+	assert_true(procfs__alive(getpid()));
+	assert_false(procfs__alive(999999999));
+	assert_int_equal(procfs__comm(getpid(), comm, sizeof(comm)), 0);
+	assert_true(strlen(comm) > 0 && !strchr(comm, '\n'));
+}
+
+static void test_fileio(void **state)
+{
+	char dir[] = "/tmp/isoprof-lib.XXXXXX", path[256], cmd[300];
+	struct atomic_file af;
+	uint8_t *data;
+	size_t len;
+	struct stat st;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/out.txt", dir);
+
+	assert_int_equal(fileio__write_atomic(path, "hello\n", 6, 0644), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(fileio__read_all(path, 0, &data, &len), 0);
+	assert_int_equal(len, 6);
+	assert_memory_equal(data, "hello\n", 6);
+	assert_int_equal(data[6], 0);
+	free(data);
+	assert_int_equal(fileio__read_all(path, 5, &data, &len), -EFBIG);
+	assert_null(data);
+	assert_int_equal(fileio__read_all(dir, 0, &data, &len), -EISDIR);
+
+	/* An aborted write leaves the old file and no temporary file. */
+	assert_int_equal(atomic_file__open(&af, path, 0644), 0);
+	fputs("half", af.f);
+	atomic_file__abort(&af);
+	assert_int_equal(fileio__read_all(path, 0, &data, &len), 0);
+	assert_int_equal(len, 6);
+	free(data);
+	snprintf(cmd, sizeof(cmd), "test $(ls -A '%s' | wc -l) -eq 1", dir);
+	assert_int_equal(system(cmd), 0);
+
+	assert_int_equal(fileio__write_atomic(dir, "x", 1, 0644) < 0, 1);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_gzip(void **state)
+{
+	static const uint8_t text[] = "pprof pprof pprof pprof pprof pprof";
+	uint8_t *gz, *back, *two;
+	size_t gzlen, backlen;
+	const char *why;
+
+	(void)state;
+	assert_int_equal(gzip__compress(text, sizeof(text), &gz, &gzlen), 0);
+	assert_true(gzip__is_gzip(gz, gzlen));
+	assert_int_equal(gzip__decompress(gz, gzlen, 1 << 20, &back, &backlen, &why), 0);
+	assert_int_equal(backlen, sizeof(text));
+	assert_memory_equal(back, text, sizeof(text));
+	free(back);
+	assert_int_equal(gzip__decompress(gz, gzlen, 10, &back, &backlen, &why), -EFBIG);
+	assert_int_equal(gzip__decompress(gz, gzlen - 3, 1 << 20, &back, &backlen, &why),
+			 -EBADMSG);
+	assert_non_null(why);
+
+	/* Two members concatenate; junk after one does not. */
+	two = malloc(gzlen * 2 + 1);
+	memcpy(two, gz, gzlen);
+	memcpy(two + gzlen, gz, gzlen);
+	assert_int_equal(gzip__decompress(two, gzlen * 2, 1 << 20, &back, &backlen, &why), 0);
+	assert_int_equal(backlen, 2 * sizeof(text));
+	free(back);
+	two[gzlen] = 'x';
+	assert_int_equal(gzip__decompress(two, gzlen + 1, 1 << 20, &back, &backlen, &why),
+			 -EBADMSG);
+	assert_string_equal(why, "invalid data after stream");
+	free(two);
+	free(gz);
+}
+
+static void test_json(void **state)
+{
+	struct json_object *o = json_object_new_object(), *v;
+	const char *s;
+	int64_t n;
+
+	(void)state;
+	json_object_object_add(o, "ok", json__text("caf\xc3\xa9 a/b"));
+	json_object_object_add(o, "bad", json__text("x\xff" "y\xc3"));
+	json_object_object_add(o, "n", json_object_new_int64(-5));
+	json_object_object_add(o, "null", json__text(NULL));
+	s = json__dump(o, false, NULL);
+	assert_string_equal(s, "{\"ok\":\"caf\xc3\xa9 a/b\",\"bad\":\"x\xef\xbf\xbdy\xef\xbf\xbd\","
+			       "\"n\":-5,\"null\":null}");
+	assert_true(json__int64(json__member(o, "n"), &n));
+	assert_int_equal(n, -5);
+	assert_false(json__int64(json__member(o, "ok"), &n));
+	assert_null(json__str(json__member(o, "n")));
+	assert_null(json__member(o, "null"));
+	assert_null(json__member(o, "absent"));
+	v = json__member(o, "ok");
+	assert_null(json__member(v, "x"));
+	json_object_put(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hash),
+		cmocka_unit_test(test_array),
+		cmocka_unit_test(test_index_table),
+		cmocka_unit_test(test_procfs_parsers),
+		cmocka_unit_test(test_fileio),
+		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_json),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
