@@ -12,31 +12,30 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include "proto/pprof_builder.h"
-#include "proto/pprof_reader.h"
 #include <time.h>
 #include <unistd.h>
 
-#include "user/capture/caps.h"
-#include "user/cmd/record.h"
-#include "user/cmd/commands.h"
+#include "lib/monotime.h"
+#include "lib/procfs.h"
+#include "proto/pprof_builder.h"
+#include "proto/pprof_reader.h"
+#include "symbolize/symbolizer.h"
+#include "symbolize/v8log.h"
 #include "user/attribute/attribution.h"
 #include "user/attribute/cpu_profile.h"
-#include "user/capture/discover.h"
 #include "user/attribute/frames.h"
 #include "user/attribute/isolates.h"
-#include "symbolize/v8log.h"
+#include "user/capture/caps.h"
+#include "user/capture/discover.h"
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
-#include "symbolize/symbolizer.h"
-#include "lib/monotime.h"
+#include "user/cmd/commands.h"
+#include "user/cmd/record.h"
 
 #define MIN_DURATION_MS 1000
 #define MAX_DURATION_MS 50000
@@ -178,41 +177,6 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* A zombie still answers kill(pid, 0) but will never run again. */
-static bool process_alive(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return true;
-	return p[2] != 'Z' && p[2] != 'X';
-}
-
-static void read_comm(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	buf[0] = '\0';
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
 static int on_sample(void *ctx, const struct isoprof_sample *s)
 {
 	struct capture *c = ctx;
@@ -279,7 +243,7 @@ static void check_targets(struct capture *c, uint64_t now, bool refresh_maps)
 
 		if (t->exited)
 			continue;
-		if (!process_alive(t->pid)) {
+		if (!procfs__alive(t->pid)) {
 			t->exited = true;
 			t->exited_after_ns = now - c->window_start_ns;
 			sampler__remove_target(c->sampler, t->pid);
@@ -340,52 +304,7 @@ static int run_window(struct capture *c)
 	return 0;
 }
 
-char *record__asprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *str;
-
-	va_start(ap, fmt);
-	if (vasprintf(&str, fmt, ap) < 0)
-		str = NULL;
-	va_end(ap);
-	return str;
-}
-
-void record__set_exit(struct capture *c, enum record_exit status)
-{
-	/* the first specific reason wins over a later generic failure */
-	if (c->exit_status == RECORD_EXIT_OK || c->exit_status == RECORD_EXIT_FAILED)
-		c->exit_status = status;
-}
-
 #define MAX_COMMENTS (MAX_PIDS + 64)
-
-void record__file_part(const char *in, char *out, size_t len)
-{
-	const char *base = in ? strrchr(in, '/') : NULL;
-	size_t n = 0;
-
-	if (!in)
-		in = "";
-	/* a script path or URL: its last component names it well enough */
-	if (base && base[1])
-		in = base + 1;
-
-	for (; *in && n + 1 < len; in++) {
-		char ch = *in;
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_'))
-			ch = '_';
-		if (!n && ch == '.')
-			ch = '_';
-		out[n++] = ch;
-	}
-	out[n] = '\0';
-	if (!n)
-		snprintf(out, len, "unknown");
-}
 
 static void accumulate(struct cpu_profile_stats *sum, const struct cpu_profile_stats *one)
 {
@@ -477,19 +396,6 @@ static int write_one(struct capture *c, struct cpu_profile_info *info, struct gr
 	if (!c->first_written[0])
 		snprintf(c->first_written, sizeof(c->first_written), "%s", path);
 	return 0;
-}
-
-int record__group_path(const struct capture *c, const struct isolate_group *g, const char *suffix,
-		       char *path, size_t len)
-{
-	char script[128], version[64];
-	int n;
-
-	record__file_part(isolate_group__script(g), script, sizeof(script));
-	record__file_part(isolate_group__version(g), version, sizeof(version));
-	n = snprintf(path, len, "%s/%s-%s-%s-%s", c->env->out_dir ? c->env->out_dir : ".", script,
-		     version, g->isolate_str, suffix);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 /*
@@ -902,7 +808,7 @@ static int add_target(struct capture *c, pid_t pid, const struct discover_proc *
 		t->bpf.isolate_tls_offset = v8->tls.tp_offset;
 		t->bpf.flags |= ISOPROF_TARGET_READ_ISOLATE;
 	}
-	read_comm(pid, t->comm, sizeof(t->comm));
+	procfs__comm(pid, t->comm, sizeof(t->comm));
 	c->ntargets++;
 	return 0;
 }
@@ -924,7 +830,7 @@ static int setup_targets(struct capture *c)
 	int err;
 
 	for (int i = 0; i < c->env->npids; i++) {
-		if (!process_alive(c->env->pids[i])) {
+		if (!procfs__alive(c->env->pids[i])) {
 			fprintf(stderr, "isoprof: pid %d: no such process\n", c->env->pids[i]);
 			record__set_exit(c, RECORD_EXIT_NOT_FOUND);
 			return -ESRCH;

@@ -35,10 +35,11 @@
 #include "user/serve/api.h"
 #include "user/cmd/commands.h"
 #include "user/serve/daemon.h"
-#include "user/cmd/record.h"
 #include "lib/sha256.h"
 #include "user/report/web_assets.h"
+#include "lib/fileio.h"
 #include "lib/monotime.h"
+#include "user/record_exit.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8787"
 #define BODY_MAX (16 * 1024)
@@ -464,7 +465,7 @@ static enum MHD_Result serve_profile_file(struct MHD_Connection *conn, struct re
 		close(fd);
 		return MHD_NO;
 	}
-	record__file_part(req->route.script, part, sizeof(part));
+	fileio__name_part(req->route.script, part, sizeof(part));
 	snprintf(disp, sizeof(disp), "attachment; filename=\"%s-%s%s\"", part,
 		 p->type == API_PROFILE_HEAP ? "heap" : "cpu", raw ? ".pb" : ".pb.gz");
 	MHD_add_response_header(r, "Content-Type", raw ? RAW_TYPE : "application/octet-stream");

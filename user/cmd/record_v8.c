@@ -14,6 +14,7 @@
 
 #include <json-c/json.h>
 
+#include "lib/fileio.h"
 #include "user/cmd/commands.h"
 #include "user/v8/crosscheck.h"
 #include "proto/pprof_builder.h"
@@ -351,7 +352,7 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 		if (err)
 			return err;
 	} else {
-		record__file_part(r->target->id, id, sizeof(id));
+		fileio__name_part(r->target->id, id, sizeof(id));
 		snprintf(path, sizeof(path), "%s/v8-%d-%s-%s.pb%s", c->env->out_dir ? c->env->out_dir : ".",
 			 r->target->pid, id, heap ? "heap" : "cpu", gz);
 		snprintf(raw_path, sizeof(raw_path), "%s/v8-%d-%s.%s",
