@@ -35,6 +35,7 @@
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
 #include "user/cmd/commands.h"
+#include "user/cmd/options.h"
 #include "user/cmd/record.h"
 
 #define MIN_DURATION_MS 1000
@@ -84,37 +85,22 @@ static const struct argp_option record_options[] = {
 	{ 0 },
 };
 
-static int parse_long(const char *arg, long min, long max, long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || *out < min || *out > max)
-		return -EINVAL;
-	return 0;
-}
-
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct record_env *env = state->input;
-	long v;
 
 	switch (key) {
 	case 'p':
-		if (parse_long(arg, 1, INT_MAX, &v))
-			argp_error(state, "invalid pid '%s'", arg);
-		if (env->npids == MAX_PIDS)
-			argp_error(state, "at most %d --pid", MAX_PIDS);
-		env->pids[env->npids++] = (pid_t)v;
+		env->pids[env->npids] = options__pid(state, arg, (size_t)env->npids);
+		env->npids++;
 		break;
 	case 'd':
-		if (parse_long(arg, MIN_DURATION_MS, MAX_DURATION_MS, &env->duration_ms))
+		if (options__long(arg, MIN_DURATION_MS, MAX_DURATION_MS, &env->duration_ms))
 			argp_error(state, "--duration-ms must be an integer from %d to %d, not '%s'",
 				   MIN_DURATION_MS, MAX_DURATION_MS, arg);
 		break;
 	case 'F':
-		if (parse_long(arg, 1, MAX_FREQUENCY_HZ, &env->frequency_hz))
+		if (options__long(arg, 1, MAX_FREQUENCY_HZ, &env->frequency_hz))
 			argp_error(state, "--frequency must be an integer from 1 to %d Hz, not '%s'",
 				   MAX_FREQUENCY_HZ, arg);
 		break;
@@ -168,11 +154,8 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		if (env->out_dir && env->output)
 			argp_error(state, "give -o FILE or --out-dir DIR, not both");
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return options__rest(key, arg, state);
 	}
 	return 0;
 }

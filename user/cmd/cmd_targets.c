@@ -16,13 +16,13 @@
 #include <time.h>
 
 #include "user/cmd/commands.h"
+#include "user/cmd/options.h"
 #include "user/capture/discover.h"
 #include "user/attribute/isolates.h"
 #include "user/capture/sampler.h"
 #include "symbolize/v8log.h"
 #include "lib/monotime.h"
 
-#define MAX_PIDS 256
 #define BUILD_ID_SHORT 12
 /*
  * A code log grows with every compilation and v8log keeps its code index in
@@ -50,35 +50,22 @@ static const struct argp_option targets_options[] = {
 static error_t targets_parse(int key, char *arg, struct argp_state *state)
 {
 	struct targets_env *env = state->input;
-	char *end;
-	long v;
 
 	switch (key) {
 	case 'j':
 		env->json = true;
 		break;
 	case 's':
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || v < 1 || v > 10000)
+		if (options__long(arg, 1, 10000, &env->sample_ms))
 			argp_error(state, "--sample-ms must be an integer from 1 to 10000, not '%s'",
 				   arg);
-		env->sample_ms = v;
 		break;
 	case 'p':
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || v < 1 || v > INT_MAX)
-			argp_error(state, "invalid pid '%s'", arg);
-		if (env->npids == MAX_PIDS)
-			argp_error(state, "at most %d --pid", MAX_PIDS);
-		env->pids[env->npids++] = (pid_t)v;
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+		env->pids[env->npids] = options__pid(state, arg, env->npids);
+		env->npids++;
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return options__rest(key, arg, state);
 	}
 	return 0;
 }

@@ -40,6 +40,7 @@
 #include <libiberty/demangle.h>
 
 #include "user/cmd/commands.h"
+#include "user/cmd/options.h"
 #include "lib/index_table.h"
 #include "proto/pprof_reader.h"
 
@@ -1173,13 +1174,10 @@ static const struct argp_option top_options[] = {
 static error_t top_parse(int key, char *arg, struct argp_state *state)
 {
 	struct top_env *env = state->input;
-	char *end;
 
 	switch (key) {
 	case OPT_NODECOUNT:
-		errno = 0;
-		env->nodecount = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || env->nodecount < 0)
+		if (options__long(arg, 0, LONG_MAX, &env->nodecount))
 			argp_error(state, "--nodecount must be a non-negative integer, not '%s'",
 				   arg);
 		break;
@@ -1207,13 +1205,8 @@ static error_t top_parse(int key, char *arg, struct argp_state *state)
 		env->sample_index = arg;
 		break;
 	case ARGP_KEY_ARG:
-		if (env->file)
-			argp_error(state, "unexpected argument '%s'", arg);
-		env->file = arg;
-		break;
 	case ARGP_KEY_END:
-		if (!env->file)
-			argp_error(state, "name a profile FILE");
+		options__profile_file(key, arg, state, &env->file);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

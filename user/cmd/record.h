@@ -27,10 +27,9 @@
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
 #include "symbolize/symbolizer.h"
+#include "user/cmd/options.h"
 #include "user/v8/v8capture.h"
 #include "user/record_exit.h"
-
-#define MAX_PIDS 256
 
 enum record_type {
 	RECORD_CPU,

@@ -11,12 +11,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include <json-c/json.h>
-
-#include "user/serve/api.h"
+#include "lib/json.h"
 #include "lib/sha256.h"
-#include "user/report/web_assets.h"
+#include "lib/textscan.h"
 #include "lib/utf8.h"
+#include "user/record_exit.h"
+#include "user/report/web_assets.h"
+#include "user/serve/api.h"
 
 #define PROFILE_SEGMENTS 8
 #define JSON_DEPTH 16
@@ -57,15 +58,27 @@ unsigned int api__status(enum api_code code)
 	return 500;
 }
 
-static int hexval(unsigned char c)
+enum api_code api__record_exit_code(int status, const char **prefer)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	if (prefer)
+		*prefer = NULL;
+	switch (status) {
+	case RECORD_EXIT_USAGE:
+		return API_E_USAGE;
+	case RECORD_EXIT_NOT_FOUND:
+		return API_E_NOT_FOUND;
+	case RECORD_EXIT_NO_SAMPLES:
+		return API_E_NO_SAMPLES;
+	case RECORD_EXIT_NO_BPF:
+		return API_E_NO_BPF;
+	case RECORD_EXIT_NO_INSPECTOR:
+		/* its stderr names the flag that gives the runtime an inspector */
+		if (prefer)
+			*prefer = "--inspect";
+		return API_E_UNAVAILABLE;
+	default:
+		return API_E_INTERNAL;
+	}
 }
 
 int api__decode_segment(const char *seg, size_t len, char *out, size_t outlen)
@@ -82,8 +95,8 @@ int api__decode_segment(const char *seg, size_t len, char *out, size_t outlen)
 
 			if (len - i < 3)
 				return -EINVAL;
-			hi = hexval((unsigned char)seg[i + 1]);
-			lo = hexval((unsigned char)seg[i + 2]);
+			hi = textscan__hex_digit(seg[i + 1]);
+			lo = textscan__hex_digit(seg[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -EINVAL;
 			c = (unsigned char)(hi << 4 | lo);
@@ -219,7 +232,7 @@ no_route:
 static bool is_hex_string(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		if (hexval((unsigned char)s[i]) < 0)
+		if (textscan__hex_digit(s[i]) < 0)
 			return false;
 	return true;
 }
@@ -259,7 +272,7 @@ int api__parse_profile_body(const char *body, size_t len, struct api_profile_req
 			    enum api_code *code, char *err, size_t errlen)
 {
 	struct json_tokener *tok = NULL;
-	struct json_object *root = NULL, *v, *ns = NULL, *actor = NULL;
+	struct json_object *root = NULL, *v, *ns, *actor;
 	const char *s;
 	size_t end, slen;
 	int64_t d;
@@ -296,7 +309,8 @@ int api__parse_profile_body(const char *body, size_t len, struct api_profile_req
 		FAIL(API_E_BAD_JSON, "the body must be a JSON object, not %s",
 		     json_type_to_name(json_object_get_type(root)));
 
-	if (!json_object_object_get_ex(root, "duration_ms", &v) || !v)
+	v = json__member(root, "duration_ms");
+	if (!v)
 		FAIL(API_E_MISSING, "duration_ms is required (an integer from %d to %d)",
 		     API_DURATION_MIN_MS, API_DURATION_MAX_MS);
 	if (!json_object_is_type(v, json_type_int))
@@ -308,7 +322,8 @@ int api__parse_profile_body(const char *body, size_t len, struct api_profile_req
 		     API_DURATION_MAX_MS);
 	req->duration_ms = (long)d;
 
-	if (json_object_object_get_ex(root, "profile_type", &v) && v) {
+	v = json__member(root, "profile_type");
+	if (v) {
 		if (!json_object_is_type(v, json_type_string))
 			FAIL(API_E_BAD_TYPE, "profile_type must be a string, \"cpu\" or \"heap\"");
 		s = json_object_get_string(v);
@@ -320,8 +335,8 @@ int api__parse_profile_body(const char *body, size_t len, struct api_profile_req
 			FAIL(API_E_RANGE, "profile_type must be \"cpu\" or \"heap\"");
 	}
 
-	json_object_object_get_ex(root, "namespace_id", &ns);
-	json_object_object_get_ex(root, "actor_id", &actor);
+	ns = json__member(root, "namespace_id");
+	actor = json__member(root, "actor_id");
 	if (!ns != !actor)
 		FAIL(API_E_ACTOR, "namespace_id and actor_id go together: give both or neither");
 	if (ns) {
@@ -390,12 +405,11 @@ char *api__envelope(enum api_code code, const char *message)
 		e = NULL;
 	}
 	ok = ok && e && add_owned(e, "code", json_object_new_int((int)code)) &&
-	     add_owned(e, "message", json_object_new_string(message ? message : "")) &&
+	     add_owned(e, "message", json__text(message ? message : "")) &&
 	     add_owned(root, "messages", json_object_new_array()) &&
 	     !json_object_object_add(root, "result", NULL);
 	if (ok) {
-		s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
-						   JSON_C_TO_STRING_NOSLASHESCAPE);
+		s = json__dump(root, false, NULL);
 		if (s)
 			out = strdup(s);
 	}

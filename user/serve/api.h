@@ -99,6 +99,15 @@ struct api_profile_req {
 /* HTTP status of an error kind; 500 for an unknown code. */
 unsigned int api__status(enum api_code code);
 
+/*
+ * The error kind of a capture that `isoprof record` ended with this exit
+ * status (enum record_exit, user/record_exit.h; -1 for a signal):
+ * API_E_INTERNAL for a status without a kind of its own.  *prefer (may be
+ * NULL) gets the word that picks the line of the child's stderr worth
+ * sending (for api__child_message()), or NULL.
+ */
+enum api_code api__record_exit_code(int status, const char **prefer);
+
 int api__route(const char *method, const char *path, struct api_route *route,
 	       char *err, size_t errlen);
 void api_route__free(struct api_route *route);
