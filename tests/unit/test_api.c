@@ -25,6 +25,7 @@
 
 #include "user/serve/api.h"
 #include "user/serve/daemon.h"
+#include "lib/fileio.h"
 #include "lib/sha256.h"
 #include "user/record_exit.h"
 
@@ -360,6 +361,32 @@ static void test_record_exit(void **state)
 	assert_int_equal(api__record_exit_code(RECORD_EXIT_USAGE, NULL), API_E_USAGE);
 }
 
+/* The download's name (Content-Disposition) and record's per-isolate files use it. */
+static void test_name_part(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "alpha.js", "alpha.js" },
+		{ "src/app.js", "app.js" },
+		{ "file:///srv/w/index.mjs", "index.mjs" },
+		{ "a/b/", "a_b_" },
+		{ ".hidden", "_hidden" },
+		{ "..", "_." },
+		{ "sp ace\"q\xff", "sp_ace_q_" },
+		{ "", "unknown" },
+	};
+	char out[16];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fileio__name_part(cases[i][0], out, sizeof(out));
+		assert_string_equal(out, cases[i][1]);
+	}
+	fileio__name_part(NULL, out, sizeof(out));
+	assert_string_equal(out, "unknown");
+	fileio__name_part("a-very-long-script-name.js", out, sizeof(out));
+	assert_string_equal(out, "a-very-long-scr");
+}
+
 static void test_child_message(void **state)
 {
 	static const char text[] =
@@ -625,6 +652,7 @@ int main(void)
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_statuses),
 		cmocka_unit_test(test_record_exit),
+		cmocka_unit_test(test_name_part),
 		cmocka_unit_test(test_child_message),
 		cmocka_unit_test(test_bearer),
 		cmocka_unit_test(test_host_origin),
