@@ -205,3 +205,30 @@ int fileio__write_atomic(const char *path, const void *data, size_t len, mode_t 
 	}
 	return atomic_file__commit(&af);
 }
+
+void fileio__name_part(const char *in, char *out, size_t len)
+{
+	const char *base = in ? strrchr(in, '/') : NULL;
+	size_t n = 0;
+
+	if (!len)
+		return;
+	if (!in)
+		in = "";
+	/* a script path or URL: its last component names it well enough */
+	if (base && base[1])
+		in = base + 1;
+	for (; *in && n + 1 < len; in++) {
+		char ch = *in;
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_'))
+			ch = '_';
+		if (!n && ch == '.')
+			ch = '_';
+		out[n++] = ch;
+	}
+	out[n] = '\0';
+	if (!n)
+		snprintf(out, len, "unknown");
+}

@@ -56,4 +56,13 @@ void atomic_file__abort(struct atomic_file *af);
 /* data[0..len) to path atomically (see above). */
 int fileio__write_atomic(const char *path, const void *data, size_t len, mode_t mode);
 
+/*
+ * A file name part made from any text (a script name, a URL, an inspector
+ * target id): its last '/'-separated component, with every byte outside
+ * [A-Za-z0-9._-] and a leading '.' replaced by '_', cut to len - 1 bytes;
+ * "unknown" when nothing is left.  NULL in is "".  The result never names
+ * a directory, a hidden file or another path.
+ */
+void fileio__name_part(const char *in, char *out, size_t len);
+
 #endif /* ISOPROF_LIB_FILEIO_H */

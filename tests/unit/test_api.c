@@ -25,7 +25,9 @@
 
 #include "user/serve/api.h"
 #include "user/serve/daemon.h"
+#include "lib/fileio.h"
 #include "lib/sha256.h"
+#include "user/record_exit.h"
 
 #define PROFILE(s, v) "/accounts/local/workers/workers/" s "/versions/" v "/profile"
 
@@ -300,6 +302,11 @@ static void test_envelope(void **state)
 	json_object_put(root);
 	assert_non_null(strstr(s, "\"success\":false"));
 	free(s);
+	/* a script name from the path may be any bytes: the envelope stays UTF-8 */
+	s = api__envelope(API_E_NOT_FOUND, "no script a\xff" "b");
+	assert_non_null(s);
+	assert_non_null(strstr(s, "\"no script a\xef\xbf\xbd" "b\""));
+	free(s);
 }
 
 static void test_statuses(void **state)
@@ -319,6 +326,65 @@ static void test_statuses(void **state)
 	assert_int_equal(api__status(API_E_NO_BPF), 503);
 	assert_int_equal(api__status(API_E_UNAVAILABLE), 503);
 	assert_int_equal(api__status((enum api_code)12345), 500);
+}
+
+/* docs/daemon.md's table: record's exit status -> code -> HTTP status. */
+static void test_record_exit(void **state)
+{
+	static const struct {
+		int exit_status;
+		enum api_code code;
+		unsigned int http;
+	} cases[] = {
+		{ RECORD_EXIT_FAILED, API_E_INTERNAL, 500 },
+		{ RECORD_EXIT_USAGE, API_E_USAGE, 400 },
+		{ RECORD_EXIT_NOT_FOUND, API_E_NOT_FOUND, 404 },
+		{ RECORD_EXIT_NO_SAMPLES, API_E_NO_SAMPLES, 409 },
+		{ RECORD_EXIT_NO_BPF, API_E_NO_BPF, 503 },
+		{ RECORD_EXIT_NO_INSPECTOR, API_E_UNAVAILABLE, 503 },
+		{ -1, API_E_INTERNAL, 500 },	/* a signal */
+		{ 77, API_E_INTERNAL, 500 },
+	};
+	const char *prefer;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum api_code code = api__record_exit_code(cases[i].exit_status, &prefer);
+
+		assert_int_equal(code, cases[i].code);
+		assert_int_equal(api__status(code), cases[i].http);
+		if (cases[i].exit_status == RECORD_EXIT_NO_INSPECTOR)
+			assert_string_equal(prefer, "--inspect");
+		else
+			assert_null(prefer);
+	}
+	assert_int_equal(api__record_exit_code(RECORD_EXIT_USAGE, NULL), API_E_USAGE);
+}
+
+/* The download's name (Content-Disposition) and record's per-isolate files use it. */
+static void test_name_part(void **state)
+{
+	static const char *const cases[][2] = {
+		{ "alpha.js", "alpha.js" },
+		{ "src/app.js", "app.js" },
+		{ "file:///srv/w/index.mjs", "index.mjs" },
+		{ "a/b/", "a_b_" },
+		{ ".hidden", "_hidden" },
+		{ "..", "_." },
+		{ "sp ace\"q\xff", "sp_ace_q_" },
+		{ "", "unknown" },
+	};
+	char out[16];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		fileio__name_part(cases[i][0], out, sizeof(out));
+		assert_string_equal(out, cases[i][1]);
+	}
+	fileio__name_part(NULL, out, sizeof(out));
+	assert_string_equal(out, "unknown");
+	fileio__name_part("a-very-long-script-name.js", out, sizeof(out));
+	assert_string_equal(out, "a-very-long-scr");
 }
 
 static void test_child_message(void **state)
@@ -585,6 +651,8 @@ int main(void)
 		cmocka_unit_test(test_body_depth),
 		cmocka_unit_test(test_envelope),
 		cmocka_unit_test(test_statuses),
+		cmocka_unit_test(test_record_exit),
+		cmocka_unit_test(test_name_part),
 		cmocka_unit_test(test_child_message),
 		cmocka_unit_test(test_bearer),
 		cmocka_unit_test(test_host_origin),

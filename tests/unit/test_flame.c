@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* flame_svg (the static flamegraph) and web_assets (the embedded page). */
+/*
+ * The report room: flame_svg (the static flamegraph), web_assets (the
+ * embedded page) and top (the flat/cum table) over one small profile.
+ */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +15,7 @@
 #include <cmocka.h>
 
 #include "user/report/flame_svg.h"
+#include "user/report/top.h"
 #include "proto/pprof_reader.h"
 #include "user/report/web_assets.h"
 
@@ -118,6 +123,52 @@ static void test_svg(void **state)
 	pprof_profile__free(prof);
 }
 
+static char *top_of(struct pprof_profile *prof, const struct top_opts *o)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	assert_non_null(f);
+	assert_int_equal(top__print(prof, o, f), 0);
+	assert_int_equal(fclose(f), 0);
+	return out;
+}
+
+static void test_top(void **state)
+{
+	struct pprof_profile *prof = small_profile();
+	struct top_filter focus, bad;
+	struct top_opts o = { 0 };
+	char *out, err[128];
+
+	(void)state;
+	out = top_of(prof, &o);
+	assert_non_null(strstr(out, "Type: cpu\n"));
+	assert_non_null(strstr(out, "Showing nodes accounting for 40ms, 100% of 40ms total\n"));
+	assert_non_null(strstr(out, "      flat  flat%   sum%        cum   cum%\n"
+				    "      30ms 75.00% 75.00%       30ms 75.00%  hot<&>\n"
+				    "      10ms 25.00%   100%       10ms 25.00%  bad\xff\x01name\n"
+				    "         0     0%   100%       40ms   100%  root\n"));
+	free(out);
+
+	assert_int_equal(top_filter__compile(&focus, "^hot", err, sizeof(err)), 0);
+	o.focus = &focus;
+	o.cum_sort = true;
+	out = top_of(prof, &o);
+	/* percentages stay relative to the unfiltered total */
+	assert_non_null(strstr(out, "Active filters:\n   focus=^hot\n"));
+	assert_non_null(strstr(out, "      30ms 75.00% 75.00%       30ms 75.00%  hot<&>\n"));
+	assert_null(strstr(out, "name\n"));
+	free(out);
+	top_filter__release(&focus);
+
+	assert_int_equal(top_filter__compile(&bad, "(", err, sizeof(err)), -EINVAL);
+	assert_true(err[0]);
+	top_filter__release(&bad);
+	pprof_profile__free(prof);
+}
+
 static void test_kind(void **state)
 {
 	(void)state;
@@ -180,6 +231,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_svg),
+		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_kind),
 		cmocka_unit_test(test_assets),
 		cmocka_unit_test(test_standalone_page),

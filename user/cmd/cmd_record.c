@@ -12,31 +12,31 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include "proto/pprof_builder.h"
-#include "proto/pprof_reader.h"
 #include <time.h>
 #include <unistd.h>
 
-#include "user/capture/caps.h"
-#include "user/cmd/record.h"
-#include "user/cmd/commands.h"
+#include "lib/monotime.h"
+#include "lib/procfs.h"
+#include "proto/pprof_builder.h"
+#include "proto/pprof_reader.h"
+#include "symbolize/symbolizer.h"
+#include "symbolize/v8log.h"
 #include "user/attribute/attribution.h"
 #include "user/attribute/cpu_profile.h"
-#include "user/capture/discover.h"
 #include "user/attribute/frames.h"
 #include "user/attribute/isolates.h"
-#include "symbolize/v8log.h"
+#include "user/capture/caps.h"
+#include "user/capture/discover.h"
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
-#include "symbolize/symbolizer.h"
-#include "lib/monotime.h"
+#include "user/cmd/commands.h"
+#include "user/cmd/options.h"
+#include "user/cmd/record.h"
 
 #define MIN_DURATION_MS 1000
 #define MAX_DURATION_MS 50000
@@ -85,37 +85,22 @@ static const struct argp_option record_options[] = {
 	{ 0 },
 };
 
-static int parse_long(const char *arg, long min, long max, long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || *out < min || *out > max)
-		return -EINVAL;
-	return 0;
-}
-
 static error_t record_parse(int key, char *arg, struct argp_state *state)
 {
 	struct record_env *env = state->input;
-	long v;
 
 	switch (key) {
 	case 'p':
-		if (parse_long(arg, 1, INT_MAX, &v))
-			argp_error(state, "invalid pid '%s'", arg);
-		if (env->npids == MAX_PIDS)
-			argp_error(state, "at most %d --pid", MAX_PIDS);
-		env->pids[env->npids++] = (pid_t)v;
+		env->pids[env->npids] = options__pid(state, arg, (size_t)env->npids);
+		env->npids++;
 		break;
 	case 'd':
-		if (parse_long(arg, MIN_DURATION_MS, MAX_DURATION_MS, &env->duration_ms))
+		if (options__long(arg, MIN_DURATION_MS, MAX_DURATION_MS, &env->duration_ms))
 			argp_error(state, "--duration-ms must be an integer from %d to %d, not '%s'",
 				   MIN_DURATION_MS, MAX_DURATION_MS, arg);
 		break;
 	case 'F':
-		if (parse_long(arg, 1, MAX_FREQUENCY_HZ, &env->frequency_hz))
+		if (options__long(arg, 1, MAX_FREQUENCY_HZ, &env->frequency_hz))
 			argp_error(state, "--frequency must be an integer from 1 to %d Hz, not '%s'",
 				   MAX_FREQUENCY_HZ, arg);
 		break;
@@ -169,48 +154,10 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		if (env->out_dir && env->output)
 			argp_error(state, "give -o FILE or --out-dir DIR, not both");
 		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return options__rest(key, arg, state);
 	}
 	return 0;
-}
-
-/* A zombie still answers kill(pid, 0) but will never run again. */
-static bool process_alive(pid_t pid)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return true;
-	return p[2] != 'Z' && p[2] != 'X';
-}
-
-static void read_comm(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-	buf[0] = '\0';
-	f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, len, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
 }
 
 static int on_sample(void *ctx, const struct isoprof_sample *s)
@@ -279,7 +226,7 @@ static void check_targets(struct capture *c, uint64_t now, bool refresh_maps)
 
 		if (t->exited)
 			continue;
-		if (!process_alive(t->pid)) {
+		if (!procfs__alive(t->pid)) {
 			t->exited = true;
 			t->exited_after_ns = now - c->window_start_ns;
 			sampler__remove_target(c->sampler, t->pid);
@@ -340,52 +287,7 @@ static int run_window(struct capture *c)
 	return 0;
 }
 
-char *record__asprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *str;
-
-	va_start(ap, fmt);
-	if (vasprintf(&str, fmt, ap) < 0)
-		str = NULL;
-	va_end(ap);
-	return str;
-}
-
-void record__set_exit(struct capture *c, enum record_exit status)
-{
-	/* the first specific reason wins over a later generic failure */
-	if (c->exit_status == RECORD_EXIT_OK || c->exit_status == RECORD_EXIT_FAILED)
-		c->exit_status = status;
-}
-
 #define MAX_COMMENTS (MAX_PIDS + 64)
-
-void record__file_part(const char *in, char *out, size_t len)
-{
-	const char *base = in ? strrchr(in, '/') : NULL;
-	size_t n = 0;
-
-	if (!in)
-		in = "";
-	/* a script path or URL: its last component names it well enough */
-	if (base && base[1])
-		in = base + 1;
-
-	for (; *in && n + 1 < len; in++) {
-		char ch = *in;
-
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_'))
-			ch = '_';
-		if (!n && ch == '.')
-			ch = '_';
-		out[n++] = ch;
-	}
-	out[n] = '\0';
-	if (!n)
-		snprintf(out, len, "unknown");
-}
 
 static void accumulate(struct cpu_profile_stats *sum, const struct cpu_profile_stats *one)
 {
@@ -477,19 +379,6 @@ static int write_one(struct capture *c, struct cpu_profile_info *info, struct gr
 	if (!c->first_written[0])
 		snprintf(c->first_written, sizeof(c->first_written), "%s", path);
 	return 0;
-}
-
-int record__group_path(const struct capture *c, const struct isolate_group *g, const char *suffix,
-		       char *path, size_t len)
-{
-	char script[128], version[64];
-	int n;
-
-	record__file_part(isolate_group__script(g), script, sizeof(script));
-	record__file_part(isolate_group__version(g), version, sizeof(version));
-	n = snprintf(path, len, "%s/%s-%s-%s-%s", c->env->out_dir ? c->env->out_dir : ".", script,
-		     version, g->isolate_str, suffix);
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
 /*
@@ -657,24 +546,9 @@ static bool is_deopt_loop(const struct isolate_group *g)
 	return g->samples && g->deopt_samples * 100 >= g->samples * DEOPT_LOOP_PERCENT;
 }
 
-static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
-			  double *process_ms)
+/* Samples to isolates, then the groups --script/--version keep. */
+static int attribute_samples(struct capture *c)
 {
-	const char *const *notes;
-	char *comments[MAX_COMMENTS];
-	char when[64];
-	struct tm tm;
-	size_t ncomments = 0, nnotes;
-	uint64_t window = c->window_end_ns - c->window_start_ns;
-	uint64_t t0 = monotime_ns();
-	struct cpu_profile_info info = {
-		.time_nanos = (int64_t)c->wall_start.tv_sec * 1000000000ll + c->wall_start.tv_nsec,
-		.duration_nanos = (int64_t)window,
-		.period_ns = sampler__period_ns(c->sampler),
-		.attr = attribution__sample_attr,
-		.attr_ctx = &c->attr,
-	};
-	struct group_filter filter = { .attr = &c->attr };
 	int err;
 
 	/* code logs first: the frame table takes inlined functions from them */
@@ -692,48 +566,80 @@ static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
 	c->group_paths = calloc(c->attr.ngroups + 1, sizeof(*c->group_paths));
 	if (!c->selected || !c->group_profiles || !c->group_paths)
 		return -ENOMEM;
-	err = select_groups(c);
-	if (err)
-		return err;
+	return select_groups(c);
+}
+
+/* The profiles' comments: how the capture went.  Some may be NULL (ENOMEM). */
+static size_t profile_comments(const struct capture *c, const struct isoprof_counters *cnt,
+			       char *comments[MAX_COMMENTS])
+{
+	uint64_t window = c->window_end_ns - c->window_start_ns;
+	const char *const *notes;
+	size_t n = 0, nnotes;
+	char when[64];
+	struct tm tm;
 
 	gmtime_r(&c->wall_start.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	comments[ncomments++] = record__asprintf("command: %s", isoprof_command_line);
-	comments[ncomments++] = record__asprintf("window: %s + %.3f s", when, window / 1e9);
-	comments[ncomments++] = record__asprintf(
+	comments[n++] = record__asprintf("command: %s", isoprof_command_line);
+	comments[n++] = record__asprintf("window: %s + %.3f s", when, window / 1e9);
+	comments[n++] = record__asprintf(
 		"start-up: sampling armed %.1f ms after launch, symbol tables loaded at %.1f ms",
 		(c->armed_ns - c->launch_ns) / 1e6, (c->symbols_ns - c->launch_ns) / 1e6);
-	comments[ncomments++] = record__asprintf("rate: %ld Hz per CPU (period %llu ns), cpu-clock on %d CPUs",
-					  c->env->frequency_hz, sampler__period_ns(c->sampler),
-					  c->ncpus);
-	comments[ncomments++] = record__asprintf("samples: %zu kept; lost: %llu (ring buffer full)",
-					  sample_store__count(c->store),
-					  (unsigned long long)cnt->lost_ringbuf_full);
-	comments[ncomments++] = record__asprintf(
+	comments[n++] = record__asprintf(
+		"rate: %ld Hz per CPU (period %llu ns), cpu-clock on %d CPUs", c->env->frequency_hz,
+		sampler__period_ns(c->sampler), c->ncpus);
+	comments[n++] = record__asprintf("samples: %zu kept; lost: %llu (ring buffer full)",
+					 sample_store__count(c->store),
+					 (unsigned long long)cnt->lost_ringbuf_full);
+	comments[n++] = record__asprintf(
 		"stacks: truncated user %llu, kernel %llu; read errors user %llu, kernel %llu",
 		(unsigned long long)cnt->user_truncated, (unsigned long long)cnt->kernel_truncated,
 		(unsigned long long)cnt->user_stack_errors,
 		(unsigned long long)cnt->kernel_stack_errors);
-	for (int i = 0; i < c->ntargets && ncomments < MAX_COMMENTS - 8; i++) {
-		struct target_state *t = &c->targets[i];
+	for (int i = 0; i < c->ntargets && n < MAX_COMMENTS - 8; i++) {
+		const struct target_state *t = &c->targets[i];
 
 		if (t->exited)
-			comments[ncomments++] = record__asprintf(
+			comments[n++] = record__asprintf(
 				"note: pid %d (%s) exited %.3f s into the window", t->pid, t->comm,
 				t->exited_after_ns / 1e9);
 	}
-	for (size_t i = 0; i < c->attr.ngroups && ncomments < MAX_COMMENTS - 4; i++) {
+	for (size_t i = 0; i < c->attr.ngroups && n < MAX_COMMENTS - 4; i++) {
 		const struct isolate_group *g = &c->attr.groups[i];
 
 		if (c->selected[i] && g->isolate && is_deopt_loop(g))
-			comments[ncomments++] = record__asprintf(
+			comments[n++] = record__asprintf(
 				"note: isolate %s (%s): %.1f%% of its samples in V8's deoptimizer, "
 				"a deopt loop", g->isolate_str, isolate_group__script(g),
 				100.0 * g->deopt_samples / g->samples);
 	}
 	nnotes = symbolizer__notes(c->sym, &notes);
-	for (size_t i = 0; i < nnotes && ncomments < MAX_COMMENTS; i++)
-		comments[ncomments++] = record__asprintf("note: %s", notes[i]);
+	for (size_t i = 0; i < nnotes && n < MAX_COMMENTS; i++)
+		comments[n++] = record__asprintf("note: %s", notes[i]);
+	return n;
+}
+
+static int write_profiles(struct capture *c, const struct isoprof_counters *cnt,
+			  double *process_ms)
+{
+	char *comments[MAX_COMMENTS];
+	size_t ncomments = 0;
+	uint64_t t0 = monotime_ns();
+	struct cpu_profile_info info = {
+		.time_nanos = (int64_t)c->wall_start.tv_sec * 1000000000ll + c->wall_start.tv_nsec,
+		.duration_nanos = (int64_t)(c->window_end_ns - c->window_start_ns),
+		.period_ns = sampler__period_ns(c->sampler),
+		.attr = attribution__sample_attr,
+		.attr_ctx = &c->attr,
+	};
+	struct group_filter filter = { .attr = &c->attr };
+	int err;
+
+	err = attribute_samples(c);
+	if (err)
+		return err;
+	ncomments = profile_comments(c, cnt, comments);
 	for (size_t i = 0; i < ncomments; i++) {
 		if (!comments[i]) {
 			err = -ENOMEM;
@@ -902,7 +808,7 @@ static int add_target(struct capture *c, pid_t pid, const struct discover_proc *
 		t->bpf.isolate_tls_offset = v8->tls.tp_offset;
 		t->bpf.flags |= ISOPROF_TARGET_READ_ISOLATE;
 	}
-	read_comm(pid, t->comm, sizeof(t->comm));
+	procfs__comm(pid, t->comm, sizeof(t->comm));
 	c->ntargets++;
 	return 0;
 }
@@ -924,7 +830,7 @@ static int setup_targets(struct capture *c)
 	int err;
 
 	for (int i = 0; i < c->env->npids; i++) {
-		if (!process_alive(c->env->pids[i])) {
+		if (!procfs__alive(c->env->pids[i])) {
 			fprintf(stderr, "isoprof: pid %d: no such process\n", c->env->pids[i]);
 			record__set_exit(c, RECORD_EXIT_NOT_FOUND);
 			return -ESRCH;
@@ -957,6 +863,151 @@ static int setup_targets(struct capture *c)
 	return 0;
 }
 
+/* Before any BPF: the output, the state, targets, code logs, V8's profilers. */
+static int prepare(struct capture *c)
+{
+	struct record_env *env = c->env;
+	int err;
+
+	if (!env->output && !env->out_dir)
+		env->output = env->type == RECORD_HEAP ? "isoprof-heap.pb.gz" : "isoprof-cpu.pb.gz";
+	err = env->out_dir ? probe_dir(env->out_dir) : probe_output(env->output);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot write %s: %s\n",
+			env->out_dir ? env->out_dir : env->output, strerror(-err));
+		return err;
+	}
+	c->store = sample_store__new();
+	c->sym = symbolizer__new(NULL);
+	c->isolates = isolate_registry__new();
+	if (!c->store || !c->sym || !c->isolates) {
+		fprintf(stderr, "isoprof: out of memory\n");
+		return -ENOMEM;
+	}
+	if (env->version_labels) {
+		char why[256] = "";
+
+		/* returns how many labels it loaded */
+		err = isolate_registry__load_labels(c->isolates, env->version_labels, why,
+						    sizeof(why));
+		if (err < 0) {
+			fprintf(stderr, "isoprof: %s: %s\n", env->version_labels,
+				why[0] ? why : strerror(-err));
+			return err;
+		}
+	}
+	err = setup_targets(c);
+	if (!err)
+		err = load_code_logs(c);
+	if (!err)
+		err = precheck_script(c);
+	if (err)
+		return err;
+	c->keep_group_profiles = env->v8 || env->type == RECORD_HEAP;
+	/* inspector sessions are opened and profilers prepared before the window */
+	if (env->v8 || env->type == RECORD_HEAP)
+		return record_v8__prepare(c);
+	return 0;
+}
+
+/* Load and attach the sampler; from here on the window's clock runs. */
+static int arm(struct capture *c)
+{
+	struct sampler_opts sopts = {
+		.frequency_hz = c->env->frequency_hz,
+		.run_time_stats = c->env->bpf_stats,
+	};
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err_buf[256] = "";
+	int err;
+
+	sopts.err_buf = err_buf;
+	sopts.err_len = sizeof(err_buf);
+	c->sampler = sampler__new(&sopts, on_sample, c);
+	if (!c->sampler) {
+		fprintf(stderr, "isoprof: %s\n", err_buf[0] ? err_buf : strerror(errno));
+		record__set_exit(c, RECORD_EXIT_NO_BPF);
+		return -1;
+	}
+	for (int i = 0; i < c->ntargets; i++) {
+		err = sampler__add_target(c->sampler, c->targets[i].pid, &c->targets[i].bpf);
+		if (err) {
+			fprintf(stderr, "isoprof: pid %d: cannot add target: %s\n",
+				c->targets[i].pid, strerror(-err));
+			return err;
+		}
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	c->ncpus = sampler__start(c->sampler);
+	c->armed_ns = monotime_ns();
+	if (c->ncpus < 0) {
+		fprintf(stderr, "isoprof: cannot attach to the CPUs' cpu-clock events: %s\n",
+			strerror(-c->ncpus));
+		record__set_exit(c, RECORD_EXIT_NO_BPF);
+		return c->ncpus;
+	}
+	/* V8's window starts once isoprof's is armed, and ends before it */
+	record_v8__start(c);
+	/* BPF is loaded and attached: what is left only reads /proc and writes the file. */
+	err = caps__drop_after_attach();
+	if (err)
+		fprintf(stderr, "isoprof: warning: cannot drop capabilities: %s\n",
+			strerror(-err));
+	return 0;
+}
+
+/* After the window: the profiles, the summary, V8's side.  Sets the exit status. */
+static void finish(struct capture *c)
+{
+	struct isoprof_counters cnt;
+	double process_ms = 0;
+	int err;
+
+	if (c->store_err)
+		fprintf(stderr, "isoprof: out of memory storing samples; keeping what fit\n");
+	sampler__counters(c->sampler, &cnt);
+	if (!sample_store__count(c->store)) {
+		fprintf(stderr,
+			"isoprof: no samples: the target%s did not run on a CPU during the %.1f s "
+			"window%s; nothing written\n",
+			c->ntargets > 1 ? "s" : "", (c->window_end_ns - c->window_start_ns) / 1e9,
+			all_exited(c) ? " (exited)" : " (idle: send it work and retry)");
+		record__set_exit(c, RECORD_EXIT_NO_SAMPLES);
+		/* what V8 collected is kept even so, under the inspector's target names */
+		if (c->v8)
+			record_v8__finish(c);
+		return;
+	}
+	find_new_code_logs(c);
+	err = write_profiles(c, &cnt, &process_ms);
+	if (err) {
+		if (err == -ENOMEM)
+			fprintf(stderr, "isoprof: out of memory writing the profiles\n");
+		return;
+	}
+	if (c->env->type == RECORD_CPU)
+		print_summary(c, &cnt, process_ms);
+	if (c->env->bpf_stats)
+		print_bpf_stats(c, &cnt);
+	c->exit_status = RECORD_EXIT_OK;
+	if ((c->env->v8 || c->env->type == RECORD_HEAP) && record_v8__finish(c))
+		record__set_exit(c, RECORD_EXIT_FAILED);
+}
+
+static void capture_release(struct capture *c)
+{
+	record_v8__free(c);
+	sampler__free(c->sampler);
+	attribution__release(&c->attr);
+	frame_table__free(c->ft);
+	free(c->selected);
+	isolate_registry__free(c->isolates);
+	discover__free(c->discovered);
+	symbolizer__free(c->sym);
+	sample_store__free(c->store);
+}
+
 int cmd_record(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -970,136 +1021,20 @@ int cmd_record(int argc, char **argv)
 		.duration_ms = 10000,
 		.frequency_hz = 1000,
 	};
-	struct sampler_opts sopts = { 0 };
 	struct capture c = { .env = &env };
-	struct isoprof_counters cnt;
-	struct sigaction sa = { .sa_handler = on_signal };
-	char err_buf[256] = "";
-	double process_ms = 0;
 	int err;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return RECORD_EXIT_USAGE;
-
 	c.exit_status = RECORD_EXIT_FAILED;
 	c.launch_ns = monotime_ns();
-	if (!env.output && !env.out_dir)
-		env.output = env.type == RECORD_HEAP ? "isoprof-heap.pb.gz" : "isoprof-cpu.pb.gz";
-	err = env.out_dir ? probe_dir(env.out_dir) : probe_output(env.output);
-	if (err) {
-		fprintf(stderr, "isoprof: cannot write %s: %s\n",
-			env.out_dir ? env.out_dir : env.output, strerror(-err));
-		return 1;
+	if (!prepare(&c) && !arm(&c)) {
+		err = run_window(&c);
+		if (err)
+			fprintf(stderr, "isoprof: reading samples failed: %s\n", strerror(-err));
+		else
+			finish(&c);
 	}
-	c.store = sample_store__new();
-	c.sym = symbolizer__new(NULL);
-	c.isolates = isolate_registry__new();
-	if (!c.store || !c.sym || !c.isolates) {
-		fprintf(stderr, "isoprof: out of memory\n");
-		goto out;
-	}
-	if (env.version_labels) {
-		char why[256] = "";
-
-		/* returns how many labels it loaded */
-		err = isolate_registry__load_labels(c.isolates, env.version_labels, why,
-						    sizeof(why));
-		if (err < 0) {
-			fprintf(stderr, "isoprof: %s: %s\n", env.version_labels,
-				why[0] ? why : strerror(-err));
-			goto out;
-		}
-	}
-	if (setup_targets(&c))
-		goto out;
-	if (load_code_logs(&c) || precheck_script(&c))
-		goto out;
-	c.keep_group_profiles = env.v8 || env.type == RECORD_HEAP;
-	/* inspector sessions are opened and profilers prepared before the window */
-	if ((env.v8 || env.type == RECORD_HEAP) && record_v8__prepare(&c))
-		goto out;
-
-	sopts.frequency_hz = env.frequency_hz;
-	sopts.run_time_stats = env.bpf_stats;
-	sopts.err_buf = err_buf;
-	sopts.err_len = sizeof(err_buf);
-	c.sampler = sampler__new(&sopts, on_sample, &c);
-	if (!c.sampler) {
-		fprintf(stderr, "isoprof: %s\n", err_buf[0] ? err_buf : strerror(errno));
-		record__set_exit(&c, RECORD_EXIT_NO_BPF);
-		goto out;
-	}
-	for (int i = 0; i < c.ntargets; i++) {
-		err = sampler__add_target(c.sampler, c.targets[i].pid, &c.targets[i].bpf);
-		if (err) {
-			fprintf(stderr, "isoprof: pid %d: cannot add target: %s\n",
-				c.targets[i].pid, strerror(-err));
-			goto out;
-		}
-	}
-
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	c.ncpus = sampler__start(c.sampler);
-	c.armed_ns = monotime_ns();
-	if (c.ncpus < 0) {
-		fprintf(stderr, "isoprof: cannot attach to the CPUs' cpu-clock events: %s\n",
-			strerror(-c.ncpus));
-		record__set_exit(&c, RECORD_EXIT_NO_BPF);
-		goto out;
-	}
-	/* V8's window starts once isoprof's is armed, and ends before it */
-	record_v8__start(&c);
-	/* BPF is loaded and attached: what is left only reads /proc and writes the file. */
-	err = caps__drop_after_attach();
-	if (err)
-		fprintf(stderr, "isoprof: warning: cannot drop capabilities: %s\n",
-			strerror(-err));
-
-	err = run_window(&c);
-	if (err) {
-		fprintf(stderr, "isoprof: reading samples failed: %s\n", strerror(-err));
-		goto out;
-	}
-	if (c.store_err) {
-		fprintf(stderr, "isoprof: out of memory storing samples; keeping what fit\n");
-	}
-	sampler__counters(c.sampler, &cnt);
-	if (!sample_store__count(c.store)) {
-		fprintf(stderr,
-			"isoprof: no samples: the target%s did not run on a CPU during the %.1f s "
-			"window%s; nothing written\n",
-			c.ntargets > 1 ? "s" : "", (c.window_end_ns - c.window_start_ns) / 1e9,
-			all_exited(&c) ? " (exited)" : " (idle: send it work and retry)");
-		record__set_exit(&c, RECORD_EXIT_NO_SAMPLES);
-		/* what V8 collected is kept even so, under the inspector's target names */
-		if (c.v8)
-			record_v8__finish(&c);
-		goto out;
-	}
-	find_new_code_logs(&c);
-	err = write_profiles(&c, &cnt, &process_ms);
-	if (err) {
-		if (err == -ENOMEM)
-			fprintf(stderr, "isoprof: out of memory writing the profiles\n");
-		goto out;
-	}
-	if (env.type == RECORD_CPU)
-		print_summary(&c, &cnt, process_ms);
-	if (env.bpf_stats)
-		print_bpf_stats(&c, &cnt);
-	c.exit_status = RECORD_EXIT_OK;
-	if ((env.v8 || env.type == RECORD_HEAP) && record_v8__finish(&c))
-		record__set_exit(&c, RECORD_EXIT_FAILED);
-out:
-	record_v8__free(&c);
-	sampler__free(c.sampler);
-	attribution__release(&c.attr);
-	frame_table__free(c.ft);
-	free(c.selected);
-	isolate_registry__free(c.isolates);
-	discover__free(c.discovered);
-	symbolizer__free(c.sym);
-	sample_store__free(c.store);
+	capture_release(&c);
 	return c.exit_status;
 }

@@ -3,7 +3,8 @@
  * isoprof targets: the V8 runtime processes on this host (SPEC §6), what
  * each offers a capture (perf map, code logs, inspector), the TLS offset of
  * its current isolate, and, from each isolate's code log, its scripts with
- * their SHA-256.  A table for people, --json for programs.
+ * their SHA-256.  A table for people, --json for programs (strings that
+ * are not UTF-8 in it come out with U+FFFD for the bad bytes).
  */
 #include <argp.h>
 #include <errno.h>
@@ -16,13 +17,15 @@
 #include <time.h>
 
 #include "user/cmd/commands.h"
+#include "user/cmd/options.h"
 #include "user/capture/discover.h"
 #include "user/attribute/isolates.h"
 #include "user/capture/sampler.h"
 #include "symbolize/v8log.h"
+#include "lib/array.h"
+#include "lib/json.h"
 #include "lib/monotime.h"
 
-#define MAX_PIDS 256
 #define BUILD_ID_SHORT 12
 /*
  * A code log grows with every compilation and v8log keeps its code index in
@@ -50,35 +53,22 @@ static const struct argp_option targets_options[] = {
 static error_t targets_parse(int key, char *arg, struct argp_state *state)
 {
 	struct targets_env *env = state->input;
-	char *end;
-	long v;
 
 	switch (key) {
 	case 'j':
 		env->json = true;
 		break;
 	case 's':
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || v < 1 || v > 10000)
+		if (options__long(arg, 1, 10000, &env->sample_ms))
 			argp_error(state, "--sample-ms must be an integer from 1 to 10000, not '%s'",
 				   arg);
-		env->sample_ms = v;
 		break;
 	case 'p':
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || v < 1 || v > INT_MAX)
-			argp_error(state, "invalid pid '%s'", arg);
-		if (env->npids == MAX_PIDS)
-			argp_error(state, "at most %d --pid", MAX_PIDS);
-		env->pids[env->npids++] = (pid_t)v;
-		break;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
+		env->pids[env->npids] = options__pid(state, arg, env->npids);
+		env->npids++;
 		break;
 	default:
-		return ARGP_ERR_UNKNOWN;
+		return options__rest(key, arg, state);
 	}
 	return 0;
 }
@@ -108,15 +98,8 @@ static int count_sample(void *ctx, const struct isoprof_sample *s)
 			return 0;
 		}
 	}
-	if (a->nr == a->cap) {
-		size_t cap = a->cap ? a->cap * 2 : 16;
-		struct activity_count *c = realloc(a->counts, cap * sizeof(*c));
-
-		if (!c)
-			return 0; /* a count lost, not the listing */
-		a->counts = c;
-		a->cap = cap;
-	}
+	if (array_grow(&a->counts, &a->cap, a->nr + 1))
+		return 0; /* a count lost, not the listing */
 	a->counts[a->nr++] = (struct activity_count){ s->pid, s->isolate, 1 };
 	return 0;
 }
@@ -246,270 +229,203 @@ static void free_logs(struct log_view *views, size_t n)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Overlong forms, surrogates and past U+10FFFF are not UTF-8. */
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
-}
+/*
+ * The JSON is built as a json-c tree and written once (lib/json.h).  Every
+ * string a target supplies (paths, names, scripts) goes in through
+ * json__text(): bytes that are not UTF-8 become U+FFFD, so the output
+ * always parses.  err is sticky: the first allocation that fails makes
+ * the listing fail with -ENOMEM.
+ */
+struct json_writer {
+	int err;
+};
 
 /*
- * A JSON string.  Paths are bytes, not text: a byte that is not part of
- * valid UTF-8 is written as the code point of the same value (\u00XX), so
- * the output always parses.
+ * Add v under key; v NULL is JSON null when null_ok, a failed allocation
+ * otherwise.  o NULL (its allocation failed) takes nothing.
  */
-static void json_str(FILE *out, const char *s)
+static void put(struct json_writer *w, struct json_object *o, const char *key,
+		struct json_object *v, bool null_ok)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n;
-
-	if (!s) {
-		fputs("null", out);
-		return;
+	if (!o || (!v && !null_ok) || json_object_object_add(o, key, v)) {
+		json_object_put(v);
+		w->err = -ENOMEM;
 	}
-	fputc('"', out);
-	while (*p) {
-		switch (*p) {
-		case '"':
-			fputs("\\\"", out);
-			break;
-		case '\\':
-			fputs("\\\\", out);
-			break;
-		case '\n':
-			fputs("\\n", out);
-			break;
-		case '\t':
-			fputs("\\t", out);
-			break;
-		case '\r':
-			fputs("\\r", out);
-			break;
-		default:
-			if (*p < 0x20 || *p == 0x7f) {
-				fprintf(out, "\\u%04x", *p);
-				break;
-			}
-			n = utf8_len(p);
-			if (!n) {
-				fprintf(out, "\\u%04x", *p);
-				break;
-			}
-			fwrite(p, 1, n, out);
-			p += n;
-			continue;
-		}
-		p++;
+}
+
+static void put_text(struct json_writer *w, struct json_object *o, const char *key,
+		     const char *s)
+{
+	put(w, o, key, json__text(s), !s);
+}
+
+static void put_bool(struct json_writer *w, struct json_object *o, const char *key, bool v)
+{
+	put(w, o, key, json_object_new_boolean(v), false);
+}
+
+static void put_u64(struct json_writer *w, struct json_object *o, const char *key, uint64_t v)
+{
+	put(w, o, key, json_object_new_uint64(v), false);
+}
+
+static void put_hex(struct json_writer *w, struct json_object *o, const char *key, uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	put(w, o, key, json_object_new_string(buf), false);
+}
+
+static void push(struct json_writer *w, struct json_object *a, struct json_object *v)
+{
+	if (!a || !v || json_object_array_add(a, v)) {
+		json_object_put(v);
+		w->err = -ENOMEM;
 	}
-	fputc('"', out);
 }
 
-static void json_key(FILE *out, const char *indent, const char *key, bool *first)
+static struct json_object *json_tls(struct json_writer *w, const struct discover_tls *t)
 {
-	fprintf(out, "%s\n%s", *first ? "" : ",", indent);
-	*first = false;
-	json_str(out, key);
-	fputs(": ", out);
-}
+	struct json_object *o = json_object_new_object();
 
-static void json_hex(FILE *out, uint64_t v)
-{
-	fprintf(out, "\"0x%" PRIx64 "\"", v);
-}
-
-static void json_tls(FILE *out, const struct discover_tls *t)
-{
-	const char *in = "      ";
-	bool first = true;
-
-	fputc('{', out);
-	json_key(out, in, "symbol", &first);
-	json_str(out, DISCOVER_TLS_SYMBOL);
-	json_key(out, in, "found", &first);
-	fputs(t->found ? "true" : "false", out);
-	json_key(out, in, "object", &first);
-	json_str(out, t->object);
-	json_key(out, in, "in_executable", &first);
-	fputs(t->in_executable ? "true" : "false", out);
-	json_key(out, in, "load_bias", &first);
+	put_text(w, o, "symbol", DISCOVER_TLS_SYMBOL);
+	put_bool(w, o, "found", t->found);
+	put_text(w, o, "object", t->object);
+	put_bool(w, o, "in_executable", t->in_executable);
 	if (t->load_bias_known)
-		json_hex(out, t->load_bias);
+		put_hex(w, o, "load_bias", t->load_bias);
 	else
-		fputs("null", out);
-	json_key(out, in, "supported", &first);
-	fputs(t->supported ? "true" : "false", out);
+		put(w, o, "load_bias", NULL, true);
+	put_bool(w, o, "supported", t->supported);
 	if (t->found) {
-		json_key(out, in, "st_value", &first);
-		json_hex(out, t->st_value);
-		json_key(out, in, "tls_memsz", &first);
-		fprintf(out, "%" PRIu64, t->tls_memsz);
-		json_key(out, in, "tls_align", &first);
-		fprintf(out, "%" PRIu64, t->tls_align);
+		put_hex(w, o, "st_value", t->st_value);
+		put_u64(w, o, "tls_memsz", t->tls_memsz);
+		put_u64(w, o, "tls_align", t->tls_align);
 	}
-	json_key(out, in, "tp_offset", &first);
-	if (t->supported)
-		fprintf(out, "%" PRId64, t->tp_offset);
-	else
-		fputs("null", out);
-	json_key(out, in, "why_unsupported", &first);
-	json_str(out, t->supported ? NULL : t->why_unsupported);
-	fputs("\n    }", out);
+	put(w, o, "tp_offset", t->supported ? json_object_new_int64(t->tp_offset) : NULL,
+	    !t->supported);
+	put_text(w, o, "why_unsupported", t->supported ? NULL : t->why_unsupported);
+	return o;
 }
 
-static void json_log_scripts(FILE *out, const struct log_view *v)
+/* The scripts of one code log (v NULL: the log was not read). */
+static void json_log_scripts(struct json_writer *w, struct json_object *o,
+			     const struct log_view *v)
 {
-	const struct v8log_script *sc;
-	size_t i, n;
+	struct json_object *scripts;
+	size_t n;
 
 	if (!v)
 		return;
 	if (!v->log) {
-		fputs(", \"scripts\": null, \"error\": ", out);
-		json_str(out, log_error(v->err));
+		put(w, o, "scripts", NULL, true);
+		put_text(w, o, "error", log_error(v->err));
 		return;
 	}
-	fputs(", \"v8_version\": ", out);
-	json_str(out, *v8log__version(v->log) ? v8log__version(v->log) : NULL);
-	fputs(", \"scripts\": [", out);
+	put_text(w, o, "v8_version", *v8log__version(v->log) ? v8log__version(v->log) : NULL);
+	scripts = json_object_new_array();
+	put(w, o, "scripts", scripts, false);
 	n = v8log__script_count(v->log);
-	for (i = 0; i < n; i++) {
-		sc = v8log__script_at(v->log, i);
+	for (size_t i = 0; scripts && i < n; i++) {
+		const struct v8log_script *sc = v8log__script_at(v->log, i);
+		struct json_object *so;
+
 		if (!sc)
 			continue;
-		fprintf(out, "%s\n        { \"id\": %d, \"name\": ", i ? "," : "", sc->id);
-		json_str(out, sc->name);
-		fputs(", \"sha256\": ", out);
-		json_str(out, sc->sha256_hex[0] ? sc->sha256_hex : NULL);
-		fprintf(out, ", \"source_bytes\": %zu, \"internal\": %s }", sc->source_len,
-			script_is_internal(sc->name) ? "true" : "false");
+		so = json_object_new_object();
+		put(w, so, "id", json_object_new_int(sc->id), false);
+		put_text(w, so, "name", sc->name);
+		put_text(w, so, "sha256", sc->sha256_hex[0] ? sc->sha256_hex : NULL);
+		put_u64(w, so, "source_bytes", sc->source_len);
+		put_bool(w, so, "internal", script_is_internal(sc->name));
+		push(w, scripts, so);
 	}
-	fputs(n ? "\n      ]" : "]", out);
 }
 
 static const struct isolate_info *isolate_of(struct isolate_registry *reg,
 					     const struct discover_proc *p, size_t j);
 static const char *created_str(const struct isolate_info *info, char *buf, size_t len);
 
-static void json_proc(FILE *out, const struct discover_proc *p, const struct log_view *views,
-		      struct isolate_registry *reg)
+static struct json_object *json_code_log(struct json_writer *w, const struct discover_proc *p,
+					 size_t i, const struct log_view *view,
+					 struct isolate_registry *reg)
 {
-	const char *in = "    ";
-	bool first = true;
-	size_t i;
+	const struct discover_code_log *l = &p->logs[i];
+	const struct isolate_info *info = isolate_of(reg, p, i);
+	struct json_object *o = json_object_new_object();
+	char when[32];
 
-	fputs("  {", out);
-	json_key(out, in, "pid", &first);
-	fprintf(out, "%d", p->pid);
-	json_key(out, in, "nspid", &first);
-	fprintf(out, "%d", p->nspid);
-	json_key(out, in, "comm", &first);
-	json_str(out, p->comm);
-	json_key(out, in, "exe", &first);
-	json_str(out, p->exe);
-	json_key(out, in, "runtime", &first);
-	json_str(out, discover__runtime_name(p->runtime));
-	json_key(out, in, "version", &first);
-	json_str(out, p->version);
-	json_key(out, in, "build_id", &first);
-	json_str(out, p->build_id);
-	json_key(out, in, "tls", &first);
-	json_tls(out, &p->tls);
+	put_text(w, o, "path", l->path);
+	put_hex(w, o, "isolate", l->isolate);
+	put_u64(w, o, "size", l->size);
+	put_bool(w, o, "open", l->open);
+	put_text(w, o, "name", info ? info->name : NULL);
+	put_text(w, o, "version", info ? info->version : NULL);
+	put_text(w, o, "version_full", info && info->version_full[0] ? info->version_full : NULL);
+	put_text(w, o, "label", info ? info->label : NULL);
+	put_text(w, o, "created",
+		 info && info->created_ns ? created_str(info, when, sizeof(when)) : NULL);
+	if (activity)
+		put_u64(w, o, "recent_samples", recent_samples(p->pid, l->isolate));
+	json_log_scripts(w, o, view);
+	return o;
+}
 
-	json_key(out, in, "perf_map", &first);
-	fputs("{ \"path\": ", out);
-	json_str(out, p->perf_map);
-	fprintf(out, ", \"exists\": %s, \"open\": %s }", p->perf_map_exists ? "true" : "false",
-		p->perf_map_open ? "true" : "false");
+static struct json_object *json_proc(struct json_writer *w, const struct discover_proc *p,
+				     const struct log_view *views, struct isolate_registry *reg)
+{
+	struct json_object *o = json_object_new_object(), *perf_map, *logs, *listening;
 
-	json_key(out, in, "code_logs", &first);
-	fputs("[", out);
-	for (i = 0; i < p->nr_logs; i++) {
-		const struct discover_code_log *l = &p->logs[i];
+	put(w, o, "pid", json_object_new_int(p->pid), false);
+	put(w, o, "nspid", json_object_new_int(p->nspid), false);
+	put_text(w, o, "comm", p->comm);
+	put_text(w, o, "exe", p->exe);
+	put_text(w, o, "runtime", discover__runtime_name(p->runtime));
+	put_text(w, o, "version", p->version);
+	put_text(w, o, "build_id", p->build_id);
+	put(w, o, "tls", json_tls(w, &p->tls), false);
 
-		fprintf(out, "%s\n      { \"path\": ", i ? "," : "");
-		json_str(out, l->path);
-		fputs(", \"isolate\": ", out);
-		json_hex(out, l->isolate);
-		fprintf(out, ", \"size\": %" PRIu64 ", \"open\": %s", l->size,
-			l->open ? "true" : "false");
-		{
-			const struct isolate_info *info = isolate_of(reg, p, i);
-			char when[32];
+	perf_map = json_object_new_object();
+	put(w, o, "perf_map", perf_map, false);
+	put_text(w, perf_map, "path", p->perf_map);
+	put_bool(w, perf_map, "exists", p->perf_map_exists);
+	put_bool(w, perf_map, "open", p->perf_map_open);
 
-			fputs(", \"name\": ", out);
-			json_str(out, info ? info->name : NULL);
-			fputs(", \"version\": ", out);
-			json_str(out, info ? info->version : NULL);
-			fputs(", \"version_full\": ", out);
-			json_str(out, info && info->version_full[0] ? info->version_full : NULL);
-			fputs(", \"label\": ", out);
-			json_str(out, info ? info->label : NULL);
-			fputs(", \"created\": ", out);
-			json_str(out, info && info->created_ns ? created_str(info, when, sizeof(when)) :
-								 NULL);
-			if (activity)
-				fprintf(out, ", \"recent_samples\": %" PRIu64,
-					recent_samples(p->pid, p->logs[i].isolate));
-		}
-		json_log_scripts(out, views ? &views[i] : NULL);
-		fputs(" }", out);
-	}
-	fputs(p->nr_logs ? "\n    ]" : "]", out);
+	logs = json_object_new_array();
+	put(w, o, "code_logs", logs, false);
+	for (size_t i = 0; logs && i < p->nr_logs; i++)
+		push(w, logs, json_code_log(w, p, i, views ? &views[i] : NULL, reg));
 
-	json_key(out, in, "listening", &first);
-	fputs("[", out);
-	for (i = 0; i < p->nr_listening; i++) {
-		fputs(i ? ", " : "", out);
-		json_str(out, p->listening[i]);
-	}
-	fputs("]", out);
-	json_key(out, in, "inspector", &first);
-	json_str(out, p->inspector);
-	json_key(out, in, "inspector_flag", &first);
-	json_str(out, p->inspector_flag);
-	fputs("\n  }", out);
+	listening = json_object_new_array();
+	put(w, o, "listening", listening, false);
+	for (size_t i = 0; listening && i < p->nr_listening; i++)
+		push(w, listening, json__text(p->listening[i]));
+	put_text(w, o, "inspector", p->inspector);
+	put_text(w, o, "inspector_flag", p->inspector_flag);
+	return o;
 }
 
 static int print_json(FILE *out, const struct discover_list *list, struct isolate_registry *reg)
 {
+	struct json_writer w = { 0 };
+	struct json_object *all = json_object_new_array();
 	struct log_view *views;
-	size_t i;
 
-	fputs("[", out);
-	for (i = 0; i < list->nr; i++) {
-		if (read_logs(&list->procs[i], &views))
-			return -ENOMEM;
-		fputs(i ? ",\n" : "\n", out);
-		json_proc(out, &list->procs[i], views, reg);
+	if (!all)
+		return -ENOMEM;
+	for (size_t i = 0; i < list->nr && !w.err; i++) {
+		if (read_logs(&list->procs[i], &views)) {
+			w.err = -ENOMEM;
+			break;
+		}
+		push(&w, all, json_proc(&w, &list->procs[i], views, reg));
 		free_logs(views, list->procs[i].nr_logs);
 	}
-	fputs(list->nr ? "\n]\n" : "]\n", out);
-	return 0;
+	if (!w.err)
+		w.err = json__write(out, all, true);
+	json_object_put(all);
+	return w.err;
 }
 
 /* ---- table -------------------------------------------------------------- */

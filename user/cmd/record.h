@@ -3,10 +3,12 @@
  * record: the state of one `isoprof record` capture, shared by the command
  * (cmd_record.c: targets, the BPF window, isoprof's own profiles) and its
  * V8 side (record_v8.c: V8's profilers through the inspector, their
- * profiles, the mapping to isolates and the cross-check).
+ * profiles, the mapping to isolates and the cross-check), and the helpers
+ * both use (record.c).  Calls go one way: cmd_record.c -> record_v8.c ->
+ * record.c.
  *
  * Exit statuses of `isoprof record`, which the daemon turns into HTTP
- * statuses (docs/daemon.md): see RECORD_EXIT_*.
+ * statuses: user/record_exit.h.
  */
 #ifndef ISOPROF_CMD_RECORD_H
 #define ISOPROF_CMD_RECORD_H
@@ -25,19 +27,9 @@
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
 #include "symbolize/symbolizer.h"
+#include "user/cmd/options.h"
 #include "user/v8/v8capture.h"
-
-#define MAX_PIDS 256
-
-enum record_exit {
-	RECORD_EXIT_OK = 0,
-	RECORD_EXIT_FAILED = 1,		/* anything else; what could be written was */
-	RECORD_EXIT_USAGE = 2,
-	RECORD_EXIT_NOT_FOUND = 3,	/* no such process, script or version */
-	RECORD_EXIT_NO_SAMPLES = 4,	/* it exists but did not run during the window */
-	RECORD_EXIT_NO_BPF = 5,		/* BPF programs or perf events unavailable */
-	RECORD_EXIT_NO_INSPECTOR = 6,	/* a V8 profile was asked for, no inspector */
-};
+#include "user/record_exit.h"
 
 enum record_type {
 	RECORD_CPU,
@@ -105,13 +97,18 @@ struct capture {
 	bool keep_group_profiles;
 };
 
+/* record.c: what both sides use. */
+
 /* A malloc()ed string, or NULL. */
 char *record__asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* Keep [A-Za-z0-9._-] of a script name for a file name; the rest becomes '_'. */
-void record__file_part(const char *in, char *out, size_t len);
-/* The path of a file in the output directory for group g: DIR/script-version-isolate-SUFFIX */
+/*
+ * The path of a file in the output directory for group g:
+ * DIR/script-version-isolate-SUFFIX, script and version made safe with
+ * fileio__name_part().  0 or -ENAMETOOLONG.
+ */
 int record__group_path(const struct capture *c, const struct isolate_group *g, const char *suffix,
 		       char *path, size_t len);
+/* Record why the capture failed: the first specific reason wins over a generic one. */
 void record__set_exit(struct capture *c, enum record_exit status);
 
 /* V8's side, in the order cmd_record calls them. */

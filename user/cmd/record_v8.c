@@ -6,21 +6,21 @@
  * beside isoprof's, and cross-checked (crosscheck.h).
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include <json-c/json.h>
-
-#include "user/cmd/commands.h"
-#include "user/v8/crosscheck.h"
+#include "lib/fileio.h"
+#include "lib/json.h"
 #include "proto/pprof_builder.h"
 #include "proto/pprof_reader.h"
-#include "user/cmd/record.h"
-#include "user/v8/v8match.h"
+#include "proto/profile_vocab.h"
 #include "proto/v8profile.h"
+#include "user/cmd/commands.h"
+#include "user/cmd/record.h"
+#include "user/v8/crosscheck.h"
+#include "user/v8/v8match.h"
 
 /* One V8 profile on its way to disk: converted, and what mapping needs. */
 struct v8_result {
@@ -127,35 +127,6 @@ void record_v8__stop(struct capture *c)
 		v8_capture__stop(c->v8);
 }
 
-static int write_text_file(const char *path, const char *text, size_t len)
-{
-	char tmp[PATH_MAX];
-	ssize_t n;
-	int fd, err = 0;
-
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, getpid()) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	while (len && !err) {
-		n = write(fd, text, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			err = n < 0 ? -errno : -EIO;
-		else
-			text += n, len -= (size_t)n;
-	}
-	if (close(fd) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
-	if (err)
-		unlink(tmp);
-	return err;
-}
-
 /* Scripts (user scripts only, as isoprof defines them) and JS function names of a profile. */
 static int collect_side(const struct pprof_profile *p, const struct isolate_info *info, pid_t pid,
 			struct v8match_side *side, const char ***storage)
@@ -190,11 +161,12 @@ static int collect_side(const struct pprof_profile *p, const struct isolate_info
 	return 0;
 }
 
+/* An integer member of V8's profile; 0 when absent or not an integer. */
 static int64_t json_int(struct json_object *o, const char *key)
 {
-	struct json_object *v;
+	int64_t v;
 
-	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : 0;
+	return json__int64(json__member(o, key), &v) ? v : 0;
 }
 
 /* Convert one target's profile to pprof (and parse it back for the mapping). */
@@ -219,13 +191,13 @@ static int convert(struct capture *c, struct v8_result *r, const struct isolate_
 	else
 		opts.time_nanos = wall_ns + (int64_t)(t->start_ns - c->window_start_ns);
 	opts.interval_ns = c->env->type == RECORD_CPU ? (uint64_t)c->v8->interval_us * 1000 : 0;
-	labels[nlabels++] = (struct pprof_label){ .key = "pid", .num = t->pid };
+	labels[nlabels++] = (struct pprof_label){ .key = LABEL_PID, .num = t->pid };
 	if (g) {
-		labels[nlabels++] = (struct pprof_label){ .key = "isolate", .str = g->isolate_str };
+		labels[nlabels++] = (struct pprof_label){ .key = LABEL_ISOLATE, .str = g->isolate_str };
 		labels[nlabels++] =
-			(struct pprof_label){ .key = "script", .str = isolate_group__script(g) };
+			(struct pprof_label){ .key = LABEL_SCRIPT, .str = isolate_group__script(g) };
 		labels[nlabels++] =
-			(struct pprof_label){ .key = "version", .str = isolate_group__version(g) };
+			(struct pprof_label){ .key = LABEL_VERSION, .str = isolate_group__version(g) };
 	}
 	opts.labels = labels;
 	opts.nlabels = nlabels;
@@ -296,10 +268,8 @@ static int crosscheck_one(const struct isolate_group *g,
 {
 	struct crosscheck_opts opts = { .top = 10, .isolate = g->isolate_str };
 	struct crosscheck_report *report = NULL;
+	struct atomic_file af;
 	char why[256] = "";
-	char *json = NULL;
-	size_t len = 0;
-	FILE *mem;
 	int err;
 
 	err = crosscheck__compute(mine, theirs, &opts, &report, why, sizeof(why));
@@ -312,19 +282,13 @@ static int crosscheck_one(const struct isolate_group *g,
 	       isolate_group__script(g), isolate_group__version(g), g->pid);
 	crosscheck__print_text(report, stdout);
 	fflush(stdout);
-	mem = open_memstream(&json, &len);
-	if (!mem) {
-		err = -ENOMEM;
-	} else {
-		crosscheck__print_json(report, mem);
-		if (fclose(mem))
-			err = -ENOMEM;
+	err = atomic_file__open(&af, json_path, 0644);
+	if (!err) {
+		crosscheck__print_json(report, af.f);
+		err = atomic_file__commit(&af);
 	}
-	if (!err)
-		err = write_text_file(json_path, json, len);
 	if (err)
 		fprintf(stderr, "isoprof: cannot write %s: %s\n", json_path, strerror(-err));
-	free(json);
 	crosscheck__free(report);
 	return err;
 }
@@ -337,6 +301,7 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	const char *gz = c->env->raw ? "" : ".gz";
 	char path[PATH_MAX], raw_path[PATH_MAX], check_path[PATH_MAX], suffix[64], id[96];
 	const char *json;
+	size_t len;
 	int err;
 
 	if (g) {
@@ -351,7 +316,7 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 		if (err)
 			return err;
 	} else {
-		record__file_part(r->target->id, id, sizeof(id));
+		fileio__name_part(r->target->id, id, sizeof(id));
 		snprintf(path, sizeof(path), "%s/v8-%d-%s-%s.pb%s", c->env->out_dir ? c->env->out_dir : ".",
 			 r->target->pid, id, heap ? "heap" : "cpu", gz);
 		snprintf(raw_path, sizeof(raw_path), "%s/v8-%d-%s.%s",
@@ -367,8 +332,8 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	}
 	if (!only_output) {
 		/* the profile as V8 returned it */
-		json = json_object_to_json_string_ext(r->target->profile, JSON_C_TO_STRING_PLAIN);
-		err = json ? write_text_file(raw_path, json, strlen(json)) : -ENOMEM;
+		json = json__dump(r->target->profile, false, &len);
+		err = json ? fileio__write_atomic(raw_path, json, len, 0644) : -ENOMEM;
 		if (err) {
 			fprintf(stderr, "isoprof: cannot write %s: %s\n", raw_path, strerror(-err));
 			return err;
@@ -388,155 +353,198 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	return 0;
 }
 
-int record_v8__finish(struct capture *c)
-{
-	struct v8_result *res = NULL;
-	struct v8match_side *iso_sides = NULL;
-	const char ***iso_names = NULL;
-	size_t *iso_group = NULL, niso = 0, nres = 0, written = 0;
-	enum v8match_result *why = NULL;
-	int *assign = NULL, failures = 0, err = 0;
-	const char *only_output = NULL;
+/* What record_v8__finish() works on, from the V8 profiles to the files. */
+struct finish {
+	struct v8_result *res;		/* per V8 profile taken */
+	size_t nres;
+	struct v8match_side *iso_sides;	/* per selected isolate: what mapping needs */
+	const char ***iso_names;
+	size_t *iso_group;		/* ... and its attribution group */
+	size_t niso;
+	int *assign;			/* per result: index into iso_sides, or -1 */
+	enum v8match_result *why;	/* per result: why not mapped */
+	const char *only_output;	/* heap without --out-dir: the one file, -o */
+	size_t written;
+	int failures;
+};
 
-	if (!c->v8)
-		return 0;
-	res = calloc(c->v8->ntargets + 1, sizeof(*res));
-	iso_sides = calloc(c->attr.ngroups + 1, sizeof(*iso_sides));
-	iso_names = calloc(c->attr.ngroups + 1, sizeof(*iso_names));
-	iso_group = calloc(c->attr.ngroups + 1, sizeof(*iso_group));
-	assign = calloc(c->v8->ntargets + 1, sizeof(*assign));
-	why = calloc(c->v8->ntargets + 1, sizeof(*why));
-	if (!res || !iso_sides || !iso_names || !iso_group || !assign || !why) {
-		err = -ENOMEM;
-		goto out;
-	}
+static int finish_alloc(struct finish *f, const struct capture *c)
+{
+	f->res = calloc(c->v8->ntargets + 1, sizeof(*f->res));
+	f->iso_sides = calloc(c->attr.ngroups + 1, sizeof(*f->iso_sides));
+	f->iso_names = calloc(c->attr.ngroups + 1, sizeof(*f->iso_names));
+	f->iso_group = calloc(c->attr.ngroups + 1, sizeof(*f->iso_group));
+	f->assign = calloc(c->v8->ntargets + 1, sizeof(*f->assign));
+	f->why = calloc(c->v8->ntargets + 1, sizeof(*f->why));
+	if (!f->res || !f->iso_sides || !f->iso_names || !f->iso_group || !f->assign || !f->why)
+		return -ENOMEM;
+	return 0;
+}
+
+static void finish_release(struct finish *f)
+{
+	for (size_t k = 0; f->res && k < f->nres; k++)
+		release_result(&f->res[k]);
+	for (size_t i = 0; f->iso_names && i < f->niso; i++)
+		free(f->iso_names[i]);
+	free(f->res);
+	free(f->iso_sides);
+	free(f->iso_names);
+	free(f->iso_group);
+	free(f->assign);
+	free(f->why);
+}
+
+/* Each V8 profile taken, converted without isolate labels, with what mapping needs. */
+static int convert_profiles(struct capture *c, struct finish *f)
+{
 	for (size_t i = 0; i < c->v8->ntargets; i++) {
 		struct v8_target *t = &c->v8->targets[i];
+		struct v8_result *r = &f->res[f->nres];
+		int err;
 
 		if (!t->profile) {
 			if (t->err && (t->started || t->enabled))
 				fprintf(stderr, "isoprof: pid %d: inspector target '%s': no V8 profile: "
 						"%s\n", t->pid, t->id, t->errmsg);
-			failures += t->err != 0;
+			f->failures += t->err != 0;
 			continue;
 		}
-		res[nres].target = t;
+		r->target = t;
 		/* converted without isolate labels first; mapped ones are converted again */
-		if (convert(c, &res[nres], NULL)) {
-			failures++;
-			release_result(&res[nres]);
+		if (convert(c, r, NULL)) {
+			f->failures++;
+			release_result(r);
 			continue;
 		}
-		err = collect_side(res[nres].profile, NULL, t->pid, &res[nres].side,
-				   &res[nres].names);
+		err = collect_side(r->profile, NULL, t->pid, &r->side, &r->names);
 		if (err)
-			goto out;
-		nres++;
+			return err;
+		f->nres++;
 	}
+	return 0;
+}
+
+/* Which isolate each V8 profile belongs to (v8match.h), over the isolates written. */
+static int map_profiles(struct capture *c, struct finish *f)
+{
+	struct v8match_side *tsides;
+	int err;
+
 	for (size_t i = 0; i < c->attr.ngroups; i++) {
 		const struct isolate_group *g = &c->attr.groups[i];
 
 		if (!g->isolate || !c->selected[i])
 			continue;
-		err = collect_side(c->group_profiles[i], g->info, (pid_t)g->pid, &iso_sides[niso],
-				   &iso_names[niso]);
+		err = collect_side(c->group_profiles[i], g->info, (pid_t)g->pid,
+				   &f->iso_sides[f->niso], &f->iso_names[f->niso]);
 		if (err)
-			goto out;
-		iso_group[niso++] = i;
+			return err;
+		f->iso_group[f->niso++] = i;
 	}
-	{
-		struct v8match_side *tsides = calloc(nres + 1, sizeof(*tsides));
+	tsides = calloc(f->nres + 1, sizeof(*tsides));
+	if (!tsides)
+		return -ENOMEM;
+	for (size_t k = 0; k < f->nres; k++)
+		tsides[k] = f->res[k].side;
+	err = v8match__assign(tsides, f->nres, f->iso_sides, f->niso, f->assign, f->why);
+	free(tsides);
+	return err;
+}
 
-		if (!tsides) {
-			err = -ENOMEM;
-			goto out;
+/*
+ * --type heap -o FILE: one heap profile goes to FILE, the one of the isolate
+ * asked for; the others are dropped (their target set to NULL).
+ */
+static int pick_heap_output(struct capture *c, struct finish *f)
+{
+	size_t candidates = 0, pick = 0;
+
+	for (size_t k = 0; k < f->nres; k++) {
+		/* unmapped: only when nothing narrows it down, or the target is named so */
+		if (f->assign[k] >= 0 || (f->nres == 1 && !c->env->script) ||
+		    (c->env->script && !strcmp(f->res[k].target->id, c->env->script))) {
+			candidates++;
+			pick = k;
 		}
-		for (size_t k = 0; k < nres; k++)
-			tsides[k] = res[k].side;
-		err = v8match__assign(tsides, nres, iso_sides, niso, assign, why);
-		free(tsides);
-		if (err)
-			goto out;
 	}
-
-	if (c->env->type == RECORD_HEAP && !c->env->out_dir) {
-		size_t candidates = 0, pick = 0;
-
-		for (size_t k = 0; k < nres; k++) {
-			/* unmapped: only when nothing narrows it down, or the target is named so */
-			if (assign[k] >= 0 || (nres == 1 && !c->env->script) ||
-			    (c->env->script && !strcmp(res[k].target->id, c->env->script))) {
-				candidates++;
-				pick = k;
-			}
-		}
-		if (candidates > 1) {
-			fprintf(stderr, "isoprof: %zu V8 heap profiles for -o %s: name one worker with "
-					"--script, or give --out-dir DIR\n", candidates, c->env->output);
-			err = -EINVAL;
-			goto out;
-		}
-		if (!candidates) {
-			fprintf(stderr, "isoprof: no V8 heap profile of %s%s%s\n",
-				c->env->script ? "script " : "the sampled isolates",
-				c->env->script ? c->env->script : "",
-				c->v8_missing_inspector ? ": its runtime may be one without an "
-							  "inspector (see above)" : "");
-			err = -ENOENT;
-			goto out;
-		}
-		only_output = c->env->output;
-		for (size_t k = 0; k < nres; k++)
-			if (k != pick)
-				res[k].target = NULL;
+	if (candidates > 1) {
+		fprintf(stderr, "isoprof: %zu V8 heap profiles for -o %s: name one worker with "
+				"--script, or give --out-dir DIR\n", candidates, c->env->output);
+		return -EINVAL;
 	}
+	if (!candidates) {
+		fprintf(stderr, "isoprof: no V8 heap profile of %s%s%s\n",
+			c->env->script ? "script " : "the sampled isolates",
+			c->env->script ? c->env->script : "",
+			c->v8_missing_inspector ? ": its runtime may be one without an "
+						  "inspector (see above)" : "");
+		return -ENOENT;
+	}
+	f->only_output = c->env->output;
+	for (size_t k = 0; k < f->nres; k++)
+		if (k != pick)
+			f->res[k].target = NULL;
+	return 0;
+}
 
-	for (size_t k = 0; k < nres; k++) {
+/* Mapped profiles again with their isolate's labels, then every file. */
+static void write_results(struct capture *c, struct finish *f)
+{
+	for (size_t k = 0; k < f->nres; k++) {
+		struct v8_result *r = &f->res[k];
 		const struct isolate_group *g = NULL;
 		ssize_t group = -1;
 
-		if (!res[k].target)
+		if (!r->target)
 			continue;
-		if (assign[k] >= 0) {
-			group = (ssize_t)iso_group[assign[k]];
+		if (f->assign[k] >= 0) {
+			group = (ssize_t)f->iso_group[f->assign[k]];
 			g = &c->attr.groups[group];
-			/* again, now with the isolate's labels */
-			pprof_builder__free(res[k].builder);
-			pprof_profile__free(res[k].profile);
-			res[k].builder = NULL;
-			res[k].profile = NULL;
-			if (convert(c, &res[k], g)) {
-				failures++;
+			pprof_builder__free(r->builder);
+			pprof_profile__free(r->profile);
+			r->builder = NULL;
+			r->profile = NULL;
+			if (convert(c, r, g)) {
+				f->failures++;
 				continue;
 			}
-		} else if (c->env->script && strcmp(res[k].target->id, c->env->script)) {
+		} else if (c->env->script && strcmp(r->target->id, c->env->script)) {
 			/* not the isolate asked for, as far as anyone can tell */
 			continue;
 		} else {
 			fprintf(stderr, "isoprof: pid %d: V8 target '%s' not mapped to an isolate: %s\n",
-				res[k].target->pid, res[k].target->id, why_unmapped(why[k]));
+				r->target->pid, r->target->id, why_unmapped(f->why[k]));
 		}
-		if (write_result(c, &res[k], g, group, only_output))
-			failures++;
+		if (write_result(c, r, g, group, f->only_output))
+			f->failures++;
 		else
-			written++;
+			f->written++;
 	}
-	if (!written && !failures && nres == 0)
+	if (!f->written && !f->failures && f->nres == 0)
 		fprintf(stderr, "isoprof: no V8 profile was taken\n");
-out:
+}
+
+int record_v8__finish(struct capture *c)
+{
+	struct finish f = { 0 };
+	int err;
+
+	if (!c->v8)
+		return 0;
+	err = finish_alloc(&f, c);
+	if (!err)
+		err = convert_profiles(c, &f);
+	if (!err)
+		err = map_profiles(c, &f);
+	if (!err && c->env->type == RECORD_HEAP && !c->env->out_dir)
+		err = pick_heap_output(c, &f);
+	if (!err)
+		write_results(c, &f);
 	if (err == -ENOMEM)
 		fprintf(stderr, "isoprof: out of memory with the V8 profiles\n");
-	for (size_t k = 0; res && k < nres; k++)
-		release_result(&res[k]);
-	for (size_t i = 0; iso_names && i < niso; i++)
-		free(iso_names[i]);
-	free(res);
-	free(iso_sides);
-	free(iso_names);
-	free(iso_group);
-	free(assign);
-	free(why);
-	if (!written) {
+	finish_release(&f);
+	if (!f.written) {
 		/* the likeliest reason first: a runtime in scope had no inspector */
 		record__set_exit(c, c->v8_missing_inspector || !c->v8->ntargets
 					    ? RECORD_EXIT_NO_INSPECTOR
@@ -545,7 +553,7 @@ out:
 	}
 	if (err)
 		return err;
-	return failures ? -EIO : 0;
+	return f.failures ? -EIO : 0;
 }
 
 void record_v8__free(struct capture *c)

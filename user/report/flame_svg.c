@@ -15,9 +15,12 @@
 #include <string.h>
 #include <strings.h>
 
-#include "user/report/flame_svg.h"
+#include "lib/array.h"
+#include "lib/hash.h"
 #include "lib/index_table.h"
+#include "lib/utf8.h"
 #include "proto/pprof_reader.h"
+#include "user/report/flame_svg.h"
 
 #define ROW_H 16
 #define FONT_PX 12
@@ -56,25 +59,6 @@ struct flame {
 	size_t samples;
 };
 
-static uint32_t hash_bytes(uint32_t h, const char *s)
-{
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 16777619u;
-	}
-	return h;
-}
-
-static uint32_t mix(uint32_t h)
-{
-	h ^= h >> 16;
-	h *= 0x7feb352du;
-	h ^= h >> 15;
-	h *= 0x846ca68bu;
-	h ^= h >> 16;
-	return h;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -103,6 +87,36 @@ const char *flame_svg__kind(const char *name, const char *filename, const char *
 	return *filename ? "js" : "native";
 }
 
+struct func_key {
+	const char *name, *file;
+};
+
+static bool func_eq(const void *ctx, uint32_t index, const void *key)
+{
+	const struct func *g = &((const struct flame *)ctx)->funcs[index];
+	const struct func_key *k = key;
+
+	return !strcmp(g->name, k->name) && !strcmp(g->file, k->file);
+}
+
+/* The name a frame is drawn with: "[mapping]" for one without a name. */
+static int frame_name(const struct pprof_frame *f, const char **name, char **owned)
+{
+	const char *m;
+
+	*name = *f->name ? f->name : f->system_name;
+	*owned = NULL;
+	if (**name)
+		return 0;
+	m = *f->mapping_file ? base_name(f->mapping_file) : "unknown";
+	if (asprintf(owned, "[%s]", m) < 0) {
+		*owned = NULL;
+		return -ENOMEM;
+	}
+	*name = *owned;
+	return 0;
+}
+
 /* Functions: frames merged by displayed name and file, as pprof's views merge them. */
 static int intern_frames(struct flame *fl)
 {
@@ -113,59 +127,35 @@ static int intern_frames(struct flame *fl)
 		return -ENOMEM;
 	for (size_t i = 0; i < nframes; i++) {
 		const struct pprof_frame *f = pprof_profile__frame(fl->prof, i);
-		const char *name = *f->name ? f->name : f->system_name;
-		char *owned = NULL;
+		struct func_key k = { .file = f->filename };
+		char *owned;
 		uint32_t h;
-		size_t k;
+		size_t slot;
+		long found;
 
-		if (!*name) {
-			const char *m = *f->mapping_file ? base_name(f->mapping_file) : "unknown";
-
-			owned = malloc(strlen(m) + 3);
-			if (!owned)
-				return -ENOMEM;
-			sprintf(owned, "[%s]", m);
-			name = owned;
-		}
-		h = mix(hash_bytes(hash_bytes(2166136261u, name) * 31u, f->filename));
-		if (index_table__reserve(&fl->func_tab)) {
+		if (frame_name(f, &k.name, &owned))
+			return -ENOMEM;
+		h = hash__fold32(hash__str(hash__str(HASH_SEED, k.name), f->filename));
+		if (index_table__reserve(&fl->func_tab) ||
+		    array_grow(&fl->funcs, &fl->funcs_cap, fl->nfuncs + 1)) {
 			free(owned);
 			return -ENOMEM;
 		}
-		for (k = h & fl->func_tab.mask; fl->func_tab.idx1[k]; k = (k + 1) & fl->func_tab.mask) {
-			const struct func *g = &fl->funcs[fl->func_tab.idx1[k] - 1];
-
-			if (fl->func_tab.hash[k] == h && !strcmp(g->name, name) &&
-			    !strcmp(g->file, f->filename))
-				break;
-		}
-		if (fl->func_tab.idx1[k]) {
+		found = index_table__lookup(&fl->func_tab, h, func_eq, fl, &k, &slot);
+		if (found >= 0) {
 			free(owned);
-			fl->frame_func[i] = fl->func_tab.idx1[k] - 1;
+			fl->frame_func[i] = (uint32_t)found;
 			continue;
 		}
-		if (fl->nfuncs == fl->funcs_cap) {
-			size_t cap = fl->funcs_cap ? fl->funcs_cap * 2 : 256;
-			struct func *nf = realloc(fl->funcs, cap * sizeof(*nf));
-
-			if (!nf) {
-				free(owned);
-				return -ENOMEM;
-			}
-			fl->funcs = nf;
-			fl->funcs_cap = cap;
-		}
 		fl->funcs[fl->nfuncs] = (struct func){
-			.name = name,
+			.name = k.name,
 			.owned = owned,
 			.file = f->filename,
 			.line = f->start_line ? f->start_line : f->line,
-			.kind = flame_svg__kind(name, f->filename, f->mapping_file),
+			.kind = flame_svg__kind(k.name, f->filename, f->mapping_file),
 			.hash = h,
 		};
-		fl->func_tab.idx1[k] = (uint32_t)fl->nfuncs + 1;
-		fl->func_tab.hash[k] = h;
-		fl->func_tab.count++;
+		index_table__set(&fl->func_tab, slot, h, (uint32_t)fl->nfuncs);
 		fl->frame_func[i] = (uint32_t)fl->nfuncs++;
 	}
 	return 0;
@@ -173,18 +163,9 @@ static int intern_frames(struct flame *fl)
 
 static int add_node(struct flame *fl, uint32_t parent, uint32_t func, uint32_t *out)
 {
-	if (fl->nnodes == fl->nodes_cap) {
-		size_t cap = fl->nodes_cap ? fl->nodes_cap * 2 : 1024;
-		struct fnode *nn;
-
-		if (cap >= UINT32_MAX)
-			return -ENOMEM;
-		nn = realloc(fl->nodes, cap * sizeof(*nn));
-		if (!nn)
-			return -ENOMEM;
-		fl->nodes = nn;
-		fl->nodes_cap = cap;
-	}
+	/* node indexes are 32-bit, and NO_NODE is taken */
+	if (fl->nnodes >= NO_NODE - 1 || array_grow(&fl->nodes, &fl->nodes_cap, fl->nnodes + 1))
+		return -ENOMEM;
 	fl->nodes[fl->nnodes] = (struct fnode){
 		.func = func,
 		.parent = parent,
@@ -198,30 +179,38 @@ static int add_node(struct flame *fl, uint32_t parent, uint32_t func, uint32_t *
 	return 0;
 }
 
+struct child_key {
+	uint32_t parent, func;
+};
+
+static bool child_eq(const void *ctx, uint32_t index, const void *key)
+{
+	const struct fnode *n = &((const struct flame *)ctx)->nodes[index];
+	const struct child_key *k = key;
+
+	return n->parent == k->parent && n->func == k->func;
+}
+
 static int child_of(struct flame *fl, uint32_t parent, uint32_t func, uint32_t *out)
 {
-	uint32_t h = mix(parent * 0x9e3779b1u ^ mix(func + 1));
-	size_t k;
+	struct child_key k = { parent, func };
+	uint32_t h = hash__fold32(hash__word(hash__word(HASH_SEED, parent), func));
+	size_t slot;
+	long found;
 	int err;
 
 	err = index_table__reserve(&fl->node_tab);
 	if (err)
 		return err;
-	for (k = h & fl->node_tab.mask; fl->node_tab.idx1[k]; k = (k + 1) & fl->node_tab.mask) {
-		const struct fnode *n = &fl->nodes[fl->node_tab.idx1[k] - 1];
-
-		if (fl->node_tab.hash[k] == h && n->parent == parent && n->func == func) {
-			*out = fl->node_tab.idx1[k] - 1;
-			return 0;
-		}
+	found = index_table__lookup(&fl->node_tab, h, child_eq, fl, &k, &slot);
+	if (found >= 0) {
+		*out = (uint32_t)found;
+		return 0;
 	}
 	err = add_node(fl, parent, func, out);
-	if (err)
-		return err;
-	fl->node_tab.idx1[k] = *out + 1;
-	fl->node_tab.hash[k] = h;
-	fl->node_tab.count++;
-	return 0;
+	if (!err)
+		index_table__set(&fl->node_tab, slot, h, *out);
+	return err;
 }
 
 static int build_tree(struct flame *fl, size_t si)
@@ -259,69 +248,49 @@ static int build_tree(struct flame *fl, size_t si)
 
 /* ---- text --------------------------------------------------------------- */
 
-/* Next code point of s (advancing *len bytes), U+FFFD for what is not valid UTF-8. */
-static uint32_t utf8_next(const unsigned char *s, size_t *len)
+/* Bytes of the next character of s: a UTF-8 sequence, or 1 for a byte that is not one. */
+static size_t utf8_step(const unsigned char *s, bool *valid)
 {
-	uint32_t c = s[0], min;
-	size_t n;
+	size_t n = utf8__seq(s, 4);
 
-	*len = 1;
-	if (c < 0x80)
-		return c;
-	if (c >= 0xc2 && c <= 0xdf) {
-		n = 2;
-		c &= 0x1f;
-		min = 0x80;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		n = 3;
-		c &= 0x0f;
-		min = 0x800;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		n = 4;
-		c &= 0x07;
-		min = 0x10000;
-	} else {
-		return 0xfffd;
-	}
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0xfffd;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0xfffd;
-	*len = n;
-	return c;
+	*valid = n != 0;
+	return n ? n : 1;
 }
 
 static size_t utf8_chars(const char *s)
 {
-	size_t n = 0, len;
+	size_t n = 0;
+	bool valid;
 
-	for (const unsigned char *p = (const unsigned char *)s; *p; p += len, n++)
-		utf8_next(p, &len);
+	for (const unsigned char *p = (const unsigned char *)s; *p; n++)
+		p += utf8_step(p, &valid);
 	return n;
+}
+
+/* U+FFFD, U+FFFE and U+FFFF: the replacement character, and two non-characters XML refuses. */
+static bool is_fffx(const unsigned char *p, size_t len)
+{
+	return len == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbd;
 }
 
 /* XML character data: escaped, valid UTF-8, at most max code points (then ".."). */
 static void xml_text(FILE *out, const char *s, size_t max)
 {
 	size_t total = utf8_chars(s), n = 0, len;
-	bool cut = total > max;
+	bool cut = total > max, valid;
 
 	for (const unsigned char *p = (const unsigned char *)s; *p; p += len, n++) {
-		uint32_t c = utf8_next(p, &len);
-
+		len = utf8_step(p, &valid);
 		if (cut && n + 2 >= max)
 			break;
-		switch (c) {
+		switch (*p) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
 		case '>': fputs("&gt;", out); break;
 		case '"': fputs("&quot;", out); break;
 		case '\'': fputs("&apos;", out); break;
 		default:
-			if ((c < 0x20 && c != '\t') || c == 0xfffe || c == 0xffff || c == 0xfffd)
+			if (!valid || (*p < 0x20 && *p != '\t') || is_fffx(p, len))
 				fputs("\xef\xbf\xbd", out);
 			else
 				fwrite(p, 1, len, out);
@@ -506,8 +475,7 @@ static int walk(const struct flame *fl, unsigned int width, const char *unit, FI
 	int err = 0;
 
 	*max_depth = 0;
-	stack = malloc(sizeof(*stack) * (scap = 256));
-	if (!stack)
+	if (array_grow(&stack, &scap, 1))
 		return -ENOMEM;
 	stack[sn++] = (struct item){ 0, PAD_X };
 	while (sn) {
@@ -521,16 +489,9 @@ static int walk(const struct flame *fl, unsigned int width, const char *unit, FI
 		if (out)
 			write_frame(fl, n, it.x, n->cum * scale, unit, out);
 		for (uint32_t c = n->child; c != NO_NODE; c = fl->nodes[c].sibling) {
-			if (nk == kcap) {
-				size_t cap = kcap ? kcap * 2 : 64;
-				uint32_t *nkids = realloc(kids, cap * sizeof(*nkids));
-
-				if (!nkids) {
-					err = -ENOMEM;
-					goto out;
-				}
-				kids = nkids;
-				kcap = cap;
+			if (array_grow(&kids, &kcap, nk + 1)) {
+				err = -ENOMEM;
+				goto out;
 			}
 			kids[nk++] = c;
 		}
@@ -539,15 +500,9 @@ static int walk(const struct flame *fl, unsigned int width, const char *unit, FI
 			double w = fl->nodes[kids[i]].cum * scale;
 
 			if (w >= FLAME_SVG_MIN_WIDTH) {
-				if (sn == scap) {
-					struct item *ns = realloc(stack, 2 * scap * sizeof(*ns));
-
-					if (!ns) {
-						err = -ENOMEM;
-						goto out;
-					}
-					stack = ns;
-					scap *= 2;
+				if (array_grow(&stack, &scap, sn + 1)) {
+					err = -ENOMEM;
+					goto out;
 				}
 				stack[sn++] = (struct item){ kids[i], cx };
 			}

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include <json-c/json.h>
-
+#include "lib/array.h"
+#include "lib/json.h"
 #include "user/report/web_assets.h"
 
 /* A trailing NUL lets the page builder use string functions on the bytes. */
@@ -102,18 +102,8 @@ struct buf {
 
 static int buf__add(struct buf *b, const void *data, size_t len)
 {
-	if (b->len + len + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		char *p;
-
-		while (cap < b->len + len + 1)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
+	if (len > SIZE_MAX - b->len - 1 || array_grow(&b->p, &b->cap, b->len + len + 1))
+		return -ENOMEM;
 	memcpy(b->p + b->len, data, len);
 	b->len += len;
 	b->p[b->len] = '\0';
@@ -179,11 +169,11 @@ static int add_embed(struct buf *b, const uint8_t *profile, size_t len,
 	if (!b64)
 		goto out;
 	if (opts && opts->title && *opts->title) {
-		v = json_object_new_string(opts->title);
+		v = json__text(opts->title);
 		if (!v || json_object_object_add(o, "title", v))
 			goto out;
 	}
-	v = json_object_new_string(opts && opts->filename ? opts->filename : "profile.pb.gz");
+	v = json__text(opts && opts->filename ? opts->filename : "profile.pb.gz");
 	if (!v || json_object_object_add(o, "filename", v))
 		goto out;
 	if (opts && opts->sample_index >= 0) {
@@ -194,8 +184,7 @@ static int add_embed(struct buf *b, const uint8_t *profile, size_t len,
 	v = json_object_new_string(b64);
 	if (!v || json_object_object_add(o, "profile", v))
 		goto out;
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-					      JSON_C_TO_STRING_NOSLASHESCAPE);
+	s = json__dump(o, false, NULL);
 	if (!s)
 		goto out;
 	if (buf__str(b, "<script type=\"application/json\" id=\"isoprof-embed\">"))

@@ -6,17 +6,19 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include <json-c/json.h>
-
-#include "user/serve/api.h"
+#include "lib/json.h"
 #include "lib/sha256.h"
-#include "user/report/web_assets.h"
+#include "lib/textscan.h"
 #include "lib/utf8.h"
+#include "user/record_exit.h"
+#include "user/report/web_assets.h"
+#include "user/serve/api.h"
 
 #define PROFILE_SEGMENTS 8
 #define JSON_DEPTH 16
@@ -57,15 +59,27 @@ unsigned int api__status(enum api_code code)
 	return 500;
 }
 
-static int hexval(unsigned char c)
+enum api_code api__record_exit_code(int status, const char **prefer)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	if (prefer)
+		*prefer = NULL;
+	switch (status) {
+	case RECORD_EXIT_USAGE:
+		return API_E_USAGE;
+	case RECORD_EXIT_NOT_FOUND:
+		return API_E_NOT_FOUND;
+	case RECORD_EXIT_NO_SAMPLES:
+		return API_E_NO_SAMPLES;
+	case RECORD_EXIT_NO_BPF:
+		return API_E_NO_BPF;
+	case RECORD_EXIT_NO_INSPECTOR:
+		/* its stderr names the flag that gives the runtime an inspector */
+		if (prefer)
+			*prefer = "--inspect";
+		return API_E_UNAVAILABLE;
+	default:
+		return API_E_INTERNAL;
+	}
 }
 
 int api__decode_segment(const char *seg, size_t len, char *out, size_t outlen)
@@ -82,8 +96,8 @@ int api__decode_segment(const char *seg, size_t len, char *out, size_t outlen)
 
 			if (len - i < 3)
 				return -EINVAL;
-			hi = hexval((unsigned char)seg[i + 1]);
-			lo = hexval((unsigned char)seg[i + 2]);
+			hi = textscan__hex_digit(seg[i + 1]);
+			lo = textscan__hex_digit(seg[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -EINVAL;
 			c = (unsigned char)(hi << 4 | lo);
@@ -219,7 +233,7 @@ no_route:
 static bool is_hex_string(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
-		if (hexval((unsigned char)s[i]) < 0)
+		if (textscan__hex_digit(s[i]) < 0)
 			return false;
 	return true;
 }
@@ -247,35 +261,38 @@ static bool single_quote_outside_strings(const char *s, size_t len)
 	return false;
 }
 
-#define FAIL(c, ...)                                   \
-	do {                                           \
-		*code = (c);                           \
-		snprintf(err, errlen, __VA_ARGS__);    \
-		ret = -EINVAL;                         \
-		goto out;                              \
-	} while (0)
-
-int api__parse_profile_body(const char *body, size_t len, struct api_profile_req *req,
-			    enum api_code *code, char *err, size_t errlen)
+/* One error for the client: *code = c, the message in err; -EINVAL. */
+static int __attribute__((format(printf, 5, 6)))
+fail(enum api_code *code, enum api_code c, char *err, size_t errlen, const char *fmt, ...)
 {
-	struct json_tokener *tok = NULL;
-	struct json_object *root = NULL, *v, *ns = NULL, *actor = NULL;
-	const char *s;
-	size_t end, slen;
-	int64_t d;
+	va_list ap;
+
+	*code = c;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+/* The body as one strict JSON object (UTF-8, double quotes, nothing after it). */
+static int parse_object(const char *body, size_t len, struct json_object **root,
+			enum api_code *code, char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	enum json_tokener_error jerr;
 	int ret = 0;
 
-	memset(req, 0, sizeof(*req));
-	req->type = API_PROFILE_CPU;
-	*code = API_E_BAD_JSON;
-	if (err && errlen)
-		err[0] = '\0';
+	*root = NULL;
 	if (!body || !len)
-		FAIL(API_E_BAD_JSON, "the body must be a JSON object with duration_ms");
+		return fail(code, API_E_BAD_JSON, err, errlen,
+			    "the body must be a JSON object with duration_ms");
 	if (memchr(body, '\0', len))
-		FAIL(API_E_BAD_JSON, "malformed JSON body: a NUL byte");
+		return fail(code, API_E_BAD_JSON, err, errlen, "malformed JSON body: a NUL byte");
 	if (single_quote_outside_strings(body, len))
-		FAIL(API_E_BAD_JSON, "malformed JSON body: strings take double quotes");
+		return fail(code, API_E_BAD_JSON, err, errlen,
+			    "malformed JSON body: strings take double quotes");
+	if (len > 65536)
+		return fail(code, API_E_BAD_JSON, err, errlen, "malformed JSON body: too long");
 	tok = json_tokener_new_ex(JSON_DEPTH);
 	if (!tok) {
 		*code = API_E_INTERNAL;
@@ -283,78 +300,122 @@ int api__parse_profile_body(const char *body, size_t len, struct api_profile_req
 		return -ENOMEM;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	root = json_tokener_parse_ex(tok, body, (int)(len > 65536 ? 65536 : len));
-	if (len > 65536 || !root || json_tokener_get_error(tok) != json_tokener_success)
-		FAIL(API_E_BAD_JSON, "malformed JSON body: %s",
-		     len > 65536 ? "too long" :
-		     json_tokener_error_desc(json_tokener_get_error(tok) == json_tokener_success ?
-					     json_tokener_continue : json_tokener_get_error(tok)));
-	for (end = json_tokener_get_parse_end(tok); end < len; end++)
-		if (!strchr(" \t\r\n", body[end]))
-			FAIL(API_E_BAD_JSON, "malformed JSON body: data after the object");
-	if (!json_object_is_type(root, json_type_object))
-		FAIL(API_E_BAD_JSON, "the body must be a JSON object, not %s",
-		     json_type_to_name(json_object_get_type(root)));
-
-	if (!json_object_object_get_ex(root, "duration_ms", &v) || !v)
-		FAIL(API_E_MISSING, "duration_ms is required (an integer from %d to %d)",
-		     API_DURATION_MIN_MS, API_DURATION_MAX_MS);
-	if (!json_object_is_type(v, json_type_int))
-		FAIL(API_E_BAD_TYPE, "duration_ms must be an integer, not %s",
-		     json_type_to_name(json_object_get_type(v)));
-	d = json_object_get_int64(v);
-	if (d < API_DURATION_MIN_MS || d > API_DURATION_MAX_MS)
-		FAIL(API_E_RANGE, "duration_ms must be from %d to %d", API_DURATION_MIN_MS,
-		     API_DURATION_MAX_MS);
-	req->duration_ms = (long)d;
-
-	if (json_object_object_get_ex(root, "profile_type", &v) && v) {
-		if (!json_object_is_type(v, json_type_string))
-			FAIL(API_E_BAD_TYPE, "profile_type must be a string, \"cpu\" or \"heap\"");
-		s = json_object_get_string(v);
-		if (!strcmp(s, "cpu"))
-			req->type = API_PROFILE_CPU;
-		else if (!strcmp(s, "heap"))
-			req->type = API_PROFILE_HEAP;
-		else
-			FAIL(API_E_RANGE, "profile_type must be \"cpu\" or \"heap\"");
+	*root = json_tokener_parse_ex(tok, body, (int)len);
+	jerr = json_tokener_get_error(tok);
+	if (!*root || jerr != json_tokener_success) {
+		ret = fail(code, API_E_BAD_JSON, err, errlen, "malformed JSON body: %s",
+			   json_tokener_error_desc(jerr == json_tokener_success ?
+						   json_tokener_continue : jerr));
+	} else {
+		for (size_t end = json_tokener_get_parse_end(tok); end < len && !ret; end++)
+			if (!strchr(" \t\r\n", body[end]))
+				ret = fail(code, API_E_BAD_JSON, err, errlen,
+					   "malformed JSON body: data after the object");
 	}
-
-	json_object_object_get_ex(root, "namespace_id", &ns);
-	json_object_object_get_ex(root, "actor_id", &actor);
-	if (!ns != !actor)
-		FAIL(API_E_ACTOR, "namespace_id and actor_id go together: give both or neither");
-	if (ns) {
-		if (!json_object_is_type(ns, json_type_string) ||
-		    !json_object_is_type(actor, json_type_string))
-			FAIL(API_E_BAD_TYPE, "namespace_id and actor_id must be strings");
-		s = json_object_get_string(ns);
-		slen = (size_t)json_object_get_string_len(ns);
-		if (!slen || slen > API_NAMESPACE_MAX || strlen(s) != slen)
-			FAIL(API_E_ACTOR, "namespace_id must be 1 to %d characters",
-			     API_NAMESPACE_MAX);
-		for (size_t i = 0; i < slen; i++)
-			if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-				FAIL(API_E_ACTOR, "namespace_id holds a control character");
-		memcpy(req->namespace_id, s, slen + 1);
-		s = json_object_get_string(actor);
-		slen = (size_t)json_object_get_string_len(actor);
-		if (slen != API_ACTOR_ID_LEN || strlen(s) != slen || !is_hex_string(s, slen))
-			FAIL(API_E_ACTOR, "actor_id must be %d hexadecimal digits",
-			     API_ACTOR_ID_LEN);
-		for (size_t i = 0; i < slen; i++)
-			req->actor_id[i] = (char)(s[i] >= 'A' && s[i] <= 'F' ? s[i] + 32 : s[i]);
-		req->actor_id[slen] = '\0';
-		req->has_actor = true;
-	}
-out:
-	json_object_put(root);
-	if (tok)
-		json_tokener_free(tok);
+	if (!ret && !json_object_is_type(*root, json_type_object))
+		ret = fail(code, API_E_BAD_JSON, err, errlen,
+			   "the body must be a JSON object, not %s",
+			   json_type_to_name(json_object_get_type(*root)));
+	json_tokener_free(tok);
 	return ret;
 }
 
-#undef FAIL
+static int parse_capture(struct json_object *root, struct api_profile_req *req,
+			 enum api_code *code, char *err, size_t errlen)
+{
+	struct json_object *v = json__member(root, "duration_ms");
+	const char *s;
+	int64_t d;
+
+	if (!v)
+		return fail(code, API_E_MISSING, err, errlen,
+			    "duration_ms is required (an integer from %d to %d)",
+			    API_DURATION_MIN_MS, API_DURATION_MAX_MS);
+	if (!json_object_is_type(v, json_type_int))
+		return fail(code, API_E_BAD_TYPE, err, errlen,
+			    "duration_ms must be an integer, not %s",
+			    json_type_to_name(json_object_get_type(v)));
+	d = json_object_get_int64(v);
+	if (d < API_DURATION_MIN_MS || d > API_DURATION_MAX_MS)
+		return fail(code, API_E_RANGE, err, errlen, "duration_ms must be from %d to %d",
+			    API_DURATION_MIN_MS, API_DURATION_MAX_MS);
+	req->duration_ms = (long)d;
+
+	v = json__member(root, "profile_type");
+	if (!v)
+		return 0;
+	s = json__str(v);
+	if (!s)
+		return fail(code, API_E_BAD_TYPE, err, errlen,
+			    "profile_type must be a string, \"cpu\" or \"heap\"");
+	if (!strcmp(s, "cpu"))
+		req->type = API_PROFILE_CPU;
+	else if (!strcmp(s, "heap"))
+		req->type = API_PROFILE_HEAP;
+	else
+		return fail(code, API_E_RANGE, err, errlen,
+			    "profile_type must be \"cpu\" or \"heap\"");
+	return 0;
+}
+
+/* namespace_id and actor_id: both or neither. */
+static int parse_actor(struct json_object *root, struct api_profile_req *req,
+		       enum api_code *code, char *err, size_t errlen)
+{
+	struct json_object *ns = json__member(root, "namespace_id");
+	struct json_object *actor = json__member(root, "actor_id");
+	const char *s;
+	size_t slen;
+
+	if (!ns != !actor)
+		return fail(code, API_E_ACTOR, err, errlen,
+			    "namespace_id and actor_id go together: give both or neither");
+	if (!ns)
+		return 0;
+	if (!json__str(ns) || !json__str(actor))
+		return fail(code, API_E_BAD_TYPE, err, errlen,
+			    "namespace_id and actor_id must be strings");
+	s = json_object_get_string(ns);
+	slen = (size_t)json_object_get_string_len(ns);
+	if (!slen || slen > API_NAMESPACE_MAX || strlen(s) != slen)
+		return fail(code, API_E_ACTOR, err, errlen,
+			    "namespace_id must be 1 to %d characters", API_NAMESPACE_MAX);
+	for (size_t i = 0; i < slen; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return fail(code, API_E_ACTOR, err, errlen,
+				    "namespace_id holds a control character");
+	memcpy(req->namespace_id, s, slen + 1);
+	s = json_object_get_string(actor);
+	slen = (size_t)json_object_get_string_len(actor);
+	if (slen != API_ACTOR_ID_LEN || strlen(s) != slen || !is_hex_string(s, slen))
+		return fail(code, API_E_ACTOR, err, errlen,
+			    "actor_id must be %d hexadecimal digits", API_ACTOR_ID_LEN);
+	for (size_t i = 0; i < slen; i++)
+		req->actor_id[i] = (char)(s[i] >= 'A' && s[i] <= 'F' ? s[i] + 32 : s[i]);
+	req->actor_id[slen] = '\0';
+	req->has_actor = true;
+	return 0;
+}
+
+int api__parse_profile_body(const char *body, size_t len, struct api_profile_req *req,
+			    enum api_code *code, char *err, size_t errlen)
+{
+	struct json_object *root;
+	int ret;
+
+	memset(req, 0, sizeof(*req));
+	req->type = API_PROFILE_CPU;
+	*code = API_E_BAD_JSON;
+	if (err && errlen)
+		err[0] = '\0';
+	ret = parse_object(body, len, &root, code, err, errlen);
+	if (!ret)
+		ret = parse_capture(root, req, code, err, errlen);
+	if (!ret)
+		ret = parse_actor(root, req, code, err, errlen);
+	json_object_put(root);
+	return ret;
+}
 
 /* Add v (owned from here on, NULL is an allocation that failed) under key. */
 static bool add_owned(struct json_object *obj, const char *key, struct json_object *v)
@@ -390,12 +451,11 @@ char *api__envelope(enum api_code code, const char *message)
 		e = NULL;
 	}
 	ok = ok && e && add_owned(e, "code", json_object_new_int((int)code)) &&
-	     add_owned(e, "message", json_object_new_string(message ? message : "")) &&
+	     add_owned(e, "message", json__text(message ? message : "")) &&
 	     add_owned(root, "messages", json_object_new_array()) &&
 	     !json_object_object_add(root, "result", NULL);
 	if (ok) {
-		s = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN |
-						   JSON_C_TO_STRING_NOSLASHESCAPE);
+		s = json__dump(root, false, NULL);
 		if (s)
 			out = strdup(s);
 	}

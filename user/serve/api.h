@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * api: the pure part of `isoprof serve`'s HTTP API (SPEC §9,
- * docs/daemon.md): routes, the profile request body, the error codes and
- * the JSON failure envelope, and the small checks the daemon makes on
- * headers (bearer token, loopback Host/Origin).  No I/O, no globals, no
+ * docs/daemon.md): routes, the profile request body, the error codes (and
+ * the one for each exit status of `isoprof record`) and the JSON failure
+ * envelope, and the small checks the daemon makes on headers (bearer
+ * token, loopback Host/Origin).  server.c does the I/O.  No I/O, no globals, no
  * threads: every function may be called from any thread.
  *
  * Routes (api__route):
@@ -27,7 +28,9 @@
  * Errors: each kind has a stable code (>= 10000, enum api_code) and an HTTP
  * status (api__status()).  api__envelope() returns the malloc()ed failure
  * envelope {"success":false,"errors":[{"code":N,"message":"..."}],
- * "messages":[],"result":null} or NULL (ENOMEM).
+ * "messages":[],"result":null} or NULL (ENOMEM); bytes of the message that
+ * are not well-formed UTF-8 (a script name from the path may be anything)
+ * become U+FFFD.
  */
 #ifndef ISOPROF_SERVE_API_H
 #define ISOPROF_SERVE_API_H
@@ -98,6 +101,15 @@ struct api_profile_req {
 
 /* HTTP status of an error kind; 500 for an unknown code. */
 unsigned int api__status(enum api_code code);
+
+/*
+ * The error kind of a capture that `isoprof record` ended with this exit
+ * status (enum record_exit, user/record_exit.h; -1 for a signal):
+ * API_E_INTERNAL for a status without a kind of its own.  *prefer (may be
+ * NULL) gets the word that picks the line of the child's stderr worth
+ * sending (for api__child_message()), or NULL.
+ */
+enum api_code api__record_exit_code(int status, const char **prefer);
 
 int api__route(const char *method, const char *path, struct api_route *route,
 	       char *err, size_t errlen);

@@ -270,74 +270,82 @@ static void __attribute__((noreturn)) child_exec(const struct daemon_child_opts 
 	_exit(127);
 }
 
-int daemon__run_child(const struct daemon_child_opts *o, struct daemon_child *res)
-{
-	int out_p[2] = { -1, -1 }, err_p[2] = { -1, -1 }, devnull = -1, status = 0;
+/* The child's standard streams, from the daemon's side. */
+struct child_io {
+	int out_p[2], err_p[2], devnull;
 	struct sink out, err;
-	bool out_open = true, err_open = true, reaped = false;
-	uint64_t deadline, kill_at = 0;
-	struct rlimit rl;
-	int max_fd = 1024, ret;
-	pid_t pid;
+	bool out_open, err_open;
+};
 
-	memset(res, 0, sizeof(*res));
-	memset(&out, 0, sizeof(out));
-	memset(&err, 0, sizeof(err));
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536)
-		max_fd = (int)rl.rlim_cur;
-	if (pipe2(out_p, O_CLOEXEC) || pipe2(err_p, O_CLOEXEC)) {
-		ret = -errno;
-		goto fail;
+static void child_io__close(struct child_io *io)
+{
+	for (int i = 0; i < 2; i++) {
+		if (io->out_p[i] >= 0)
+			close(io->out_p[i]);
+		if (io->err_p[i] >= 0)
+			close(io->err_p[i]);
+		io->out_p[i] = io->err_p[i] = -1;
 	}
-	devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (devnull < 0) {
-		ret = -errno;
-		goto fail;
-	}
-	if (sink_init(&out, out_p[0], o->out_max, false) ||
-	    sink_init(&err, err_p[0], o->err_max, true)) {
-		ret = -ENOMEM;
-		goto fail;
-	}
-	fcntl(out_p[0], F_SETFL, O_NONBLOCK);
-	fcntl(err_p[0], F_SETFL, O_NONBLOCK);
+	if (io->devnull >= 0)
+		close(io->devnull);
+	io->devnull = -1;
+	free(io->out.buf);
+	free(io->err.buf);
+	io->out.buf = io->err.buf = NULL;
+}
 
-	pid = fork();
-	if (pid < 0) {
-		ret = -errno;
-		goto fail;
-	}
-	if (pid == 0)
-		child_exec(o, devnull, out_p[1], err_p[1], max_fd);
-	/* also here, so kill(-pid) works whichever of us runs first */
-	setpgid(pid, pid);
-	close(out_p[1]);
-	close(err_p[1]);
-	close(devnull);
-	out_p[1] = err_p[1] = devnull = -1;
+static int child_io__open(struct child_io *io, const struct daemon_child_opts *o)
+{
+	memset(io, 0, sizeof(*io));
+	io->out_p[0] = io->out_p[1] = io->err_p[0] = io->err_p[1] = io->devnull = -1;
+	if (pipe2(io->out_p, O_CLOEXEC) || pipe2(io->err_p, O_CLOEXEC))
+		return -errno;
+	io->devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (io->devnull < 0)
+		return -errno;
+	if (sink_init(&io->out, io->out_p[0], o->out_max, false) ||
+	    sink_init(&io->err, io->err_p[0], o->err_max, true))
+		return -ENOMEM;
+	fcntl(io->out_p[0], F_SETFL, O_NONBLOCK);
+	fcntl(io->err_p[0], F_SETFL, O_NONBLOCK);
+	io->out_open = io->err_open = true;
+	return 0;
+}
 
-	deadline = monotime_ms() + o->timeout_ms;
-	while (!reaped) {
+/* What the child wrote since the last call; a closed pipe is not polled again. */
+static void child_io__drain(struct child_io *io)
+{
+	if (io->out_open)
+		io->out_open = sink_read(&io->out);
+	if (io->err_open)
+		io->err_open = sink_read(&io->err);
+}
+
+/*
+ * Read the pipes until the child is reaped; at the deadline or when
+ * cancel() says so, SIGTERM to its group, and SIGKILL KILL_GRACE_MS later.
+ */
+static int supervise(pid_t pid, const struct daemon_child_opts *o, struct child_io *io,
+		     struct daemon_child *res)
+{
+	uint64_t deadline = monotime_ms() + o->timeout_ms, kill_at = 0, now;
+	int status = 0;
+
+	for (;;) {
 		struct pollfd pfd[2];
 		int n = 0;
-		uint64_t now;
 		pid_t w;
 
-		if (out_open)
-			pfd[n++] = (struct pollfd){ .fd = out_p[0], .events = POLLIN };
-		if (err_open)
-			pfd[n++] = (struct pollfd){ .fd = err_p[0], .events = POLLIN };
+		if (io->out_open)
+			pfd[n++] = (struct pollfd){ .fd = io->out_p[0], .events = POLLIN };
+		if (io->err_open)
+			pfd[n++] = (struct pollfd){ .fd = io->err_p[0], .events = POLLIN };
 		poll(n ? pfd : NULL, (nfds_t)n, POLL_MS);
-		if (out_open)
-			out_open = sink_read(&out);
-		if (err_open)
-			err_open = sink_read(&err);
+		child_io__drain(io);
 
 		w = waitpid(pid, &status, WNOHANG);
-		if (w == pid || (w < 0 && errno == ECHILD)) {
-			reaped = true;
-			break;
-		}
+		if (w == pid || (w < 0 && errno == ECHILD))
+			return status;
 		now = monotime_ms();
 		if (!kill_at) {
 			if (now >= deadline)
@@ -353,30 +361,46 @@ int daemon__run_child(const struct daemon_child_opts *o, struct daemon_child *re
 			kill_at = UINT64_MAX;
 		}
 	}
+}
+
+int daemon__run_child(const struct daemon_child_opts *o, struct daemon_child *res)
+{
+	struct child_io io;
+	struct rlimit rl;
+	int max_fd = 1024, ret;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536)
+		max_fd = (int)rl.rlim_cur;
+	ret = child_io__open(&io, o);
+	if (ret)
+		goto fail;
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		goto fail;
+	}
+	if (pid == 0)
+		child_exec(o, io.devnull, io.out_p[1], io.err_p[1], max_fd);
+	/* also here, so kill(-pid) works whichever of us runs first */
+	setpgid(pid, pid);
+	close(io.out_p[1]);
+	close(io.err_p[1]);
+	close(io.devnull);
+	io.out_p[1] = io.err_p[1] = io.devnull = -1;
+
+	res->wait_status = supervise(pid, o, &io, res);
 	/* what the child wrote before it exited; a grandchild holding the pipe is not waited for */
-	if (out_open)
-		sink_read(&out);
-	if (err_open)
-		sink_read(&err);
-	res->wait_status = status;
-	res->out_truncated = out.truncated;
-	sink_finish(&out, &res->out, &res->out_len);
-	sink_finish(&err, &res->err, &res->err_len);
-	close(out_p[0]);
-	close(err_p[0]);
+	child_io__drain(&io);
+	res->out_truncated = io.out.truncated;
+	sink_finish(&io.out, &res->out, &res->out_len);
+	sink_finish(&io.err, &res->err, &res->err_len);
+	child_io__close(&io);
 	return 0;
 
 fail:
-	free(out.buf);
-	free(err.buf);
-	for (int i = 0; i < 2; i++) {
-		if (out_p[i] >= 0)
-			close(out_p[i]);
-		if (err_p[i] >= 0)
-			close(err_p[i]);
-	}
-	if (devnull >= 0)
-		close(devnull);
+	child_io__close(&io);
 	return ret;
 }
 

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* record: helpers of `isoprof record` that its command and its V8 side share; see record.h. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lib/fileio.h"
+#include "user/cmd/record.h"
+
+char *record__asprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *str;
+
+	va_start(ap, fmt);
+	if (vasprintf(&str, fmt, ap) < 0)
+		str = NULL;
+	va_end(ap);
+	return str;
+}
+
+void record__set_exit(struct capture *c, enum record_exit status)
+{
+	if (c->exit_status == RECORD_EXIT_OK || c->exit_status == RECORD_EXIT_FAILED)
+		c->exit_status = status;
+}
+
+int record__group_path(const struct capture *c, const struct isolate_group *g, const char *suffix,
+		       char *path, size_t len)
+{
+	char script[128], version[64];
+	int n;
+
+	fileio__name_part(isolate_group__script(g), script, sizeof(script));
+	fileio__name_part(isolate_group__version(g), version, sizeof(version));
+	n = snprintf(path, len, "%s/%s-%s-%s-%s", c->env->out_dir ? c->env->out_dir : ".", script,
+		     version, g->isolate_str, suffix);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}

@@ -1,0 +1,681 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * server: libmicrohttpd handlers for `isoprof serve`; see server.h.
+ *
+ * Shared state is the admission counters (daemon_admit, locked inside) and
+ * the stop flag; everything else belongs to one request, from the first
+ * call of the handler to the completion callback.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "lib/fileio.h"
+#include "lib/monotime.h"
+#include "user/record_exit.h"
+#include "user/report/web_assets.h"
+#include "user/serve/api.h"
+#include "user/serve/daemon.h"
+#include "user/serve/server.h"
+
+#define BODY_MAX (16 * 1024)
+#define CHILD_ERR_MAX (64 * 1024)
+#define TARGETS_OUT_MAX (16 * 1024 * 1024)
+#define TARGETS_TIMEOUT_MS 30000
+/* past the window: symbolization, and up to 60 s for V8's heap profile to come back */
+#define CAPTURE_GRACE_MS 90000
+#define CONNECTION_LIMIT 64
+#define CONNECTION_TIMEOUT_S 120
+#define RAW_TYPE "application/vnd.google.protobuf"
+
+struct server {
+	struct MHD_Daemon *mhd;
+	bool has_token;
+	uint8_t token_digest[SHA256_DIGEST_LEN];
+	struct daemon_admit *admit;
+	const char *tmp_root;
+	const char *self;
+	FILE *log;
+	atomic_bool stopping;
+};
+
+struct request {
+	uint64_t start_ms;
+	char method[16];
+	char path[512];			/* escaped for the log */
+	char client[INET6_ADDRSTRLEN + 8];
+	unsigned int status;
+	char note[96];			/* for the log: what a capture did */
+	bool responded;
+	bool too_large;
+	struct api_route route;
+	char *body;
+	size_t body_len;
+};
+
+/* ---- responses ---------------------------------------------------------- */
+
+static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req,
+			     unsigned int status, struct MHD_Response *r)
+{
+	enum MHD_Result ret;
+
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	req->status = status;
+	req->responded = true;
+	return ret;
+}
+
+static enum MHD_Result send_error_full(struct MHD_Connection *conn, struct request *req,
+				       enum api_code code, const char *message,
+				       unsigned int retry_after, const char *allow)
+{
+	unsigned int status = api__status(code);
+	struct MHD_Response *r;
+	char *body, num[16];
+
+	body = api__envelope(code, message);
+	if (!body)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(strlen(body), body, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	if (retry_after) {
+		snprintf(num, sizeof(num), "%u", retry_after);
+		MHD_add_response_header(r, "Retry-After", num);
+	}
+	if (allow)
+		MHD_add_response_header(r, "Allow", allow);
+	if (status == 401)
+		MHD_add_response_header(r, "WWW-Authenticate", "Bearer realm=\"isoprof\"");
+	return queue(conn, req, status, r);
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *conn, struct request *req,
+				  enum api_code code, const char *message)
+{
+	return send_error_full(conn, req, code, message, 0, NULL);
+}
+
+static enum MHD_Result send_asset(struct MHD_Connection *conn, struct request *req,
+				  const char *path)
+{
+	const struct web_asset *a = web_assets__find(path);
+	struct MHD_Response *r;
+
+	if (!a)
+		return send_error(conn, req, API_E_NO_ROUTE, "no such path");
+	r = MHD_create_response_from_buffer(a->len, (void *)a->data, MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", a->content_type);
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
+	return queue(conn, req, 200, r);
+}
+
+/* ---- children ----------------------------------------------------------- */
+
+struct cancel_ctx {
+	struct server *srv;
+	int client_fd;
+	bool client_gone;
+};
+
+/* Stop the child when the daemon stops or the client hangs up (the page's Cancel). */
+static bool capture_cancelled(void *arg)
+{
+	struct cancel_ctx *c = arg;
+	struct pollfd p;
+
+	if (atomic_load(&c->srv->stopping))
+		return true;
+	if (c->client_fd < 0)
+		return false;
+	p = (struct pollfd){ .fd = c->client_fd, .events = POLLRDHUP };
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+		c->client_gone = true;
+		return true;
+	}
+	return false;
+}
+
+static int client_fd(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	return ci ? ci->connect_fd : -1;
+}
+
+/* A failed child as an error response: its status says which, its stderr says why. */
+static enum MHD_Result child_error(struct MHD_Connection *conn, struct request *req,
+				   const struct daemon_child *ch, const char *what)
+{
+	char msg[API_MESSAGE_MAX], full[API_MESSAGE_MAX + 64];
+	const char *prefer;
+	enum api_code code;
+	int st = -1;
+
+	if (WIFEXITED(ch->wait_status))
+		st = WEXITSTATUS(ch->wait_status);
+	code = api__record_exit_code(st, &prefer);
+	if (!api__child_message(ch->err, ch->err_len, prefer, msg, sizeof(msg))) {
+		if (WIFSIGNALED(ch->wait_status))
+			snprintf(msg, sizeof(msg), "%s was killed by signal %d", what,
+				 WTERMSIG(ch->wait_status));
+		else
+			snprintf(msg, sizeof(msg), "%s failed with exit status %d", what, st);
+	}
+	if (code == API_E_NO_SAMPLES && !strstr(msg, "retry")) {
+		snprintf(full, sizeof(full), "%s; send traffic and retry", msg);
+		return send_error(conn, req, code, full);
+	}
+	return send_error(conn, req, code, msg);
+}
+
+static enum MHD_Result serve_targets(struct server *srv, struct MHD_Connection *conn,
+				     struct request *req)
+{
+	char *argv[] = { "isoprof", "targets", "--json", NULL };
+	struct cancel_ctx cc = { .srv = srv, .client_fd = -1 };
+	struct daemon_child_opts o = {
+		.path = srv->self, .argv = argv, .timeout_ms = TARGETS_TIMEOUT_MS,
+		.out_max = TARGETS_OUT_MAX, .err_max = CHILD_ERR_MAX,
+		.cancel = capture_cancelled, .arg = &cc,
+	};
+	struct daemon_child ch;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	int err;
+
+	err = daemon__run_child(&o, &ch);
+	if (err) {
+		snprintf(req->note, sizeof(req->note), "targets: %s", strerror(-err));
+		return send_error(conn, req, API_E_INTERNAL, "cannot run isoprof targets");
+	}
+	if (!WIFEXITED(ch.wait_status) || WEXITSTATUS(ch.wait_status) || ch.out_truncated) {
+		if (ch.out_truncated)
+			ret = send_error(conn, req, API_E_INTERNAL, "the target list is too long");
+		else
+			ret = child_error(conn, req, &ch, "isoprof targets");
+		daemon_child__free(&ch);
+		return ret;
+	}
+	r = MHD_create_response_from_buffer(ch.out_len, ch.out, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		daemon_child__free(&ch);
+		return MHD_NO;
+	}
+	ch.out = NULL;
+	daemon_child__free(&ch);
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	return queue(conn, req, 200, r);
+}
+
+/* ---- captures ----------------------------------------------------------- */
+
+/* One POST .../profile, from admission to the response. */
+struct capture_req {
+	struct api_profile_req p;
+	bool raw;			/* the client asked for uncompressed protobuf */
+	int slot;			/* daemon_admit's, or -1 */
+	char dir[PATH_MAX];		/* private to this capture; "" until made */
+	char file[PATH_MAX + 16];	/* the profile record writes there */
+};
+
+static enum MHD_Result serve_profile_file(struct MHD_Connection *conn, struct request *req,
+					  const struct capture_req *cr)
+{
+	char disp[128], part[64];
+	struct MHD_Response *r;
+	struct stat st;
+	int fd;
+
+	fd = open(cr->file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size) {
+		if (fd >= 0)
+			close(fd);
+		return send_error(conn, req, API_E_INTERNAL,
+				  "record exited 0 but wrote no profile");
+	}
+	/* libmicrohttpd closes fd with the response */
+	r = MHD_create_response_from_fd((size_t)st.st_size, fd);
+	if (!r) {
+		close(fd);
+		return MHD_NO;
+	}
+	fileio__name_part(req->route.script, part, sizeof(part));
+	snprintf(disp, sizeof(disp), "attachment; filename=\"%s-%s%s\"", part,
+		 cr->p.type == API_PROFILE_HEAP ? "heap" : "cpu", cr->raw ? ".pb" : ".pb.gz");
+	MHD_add_response_header(r, "Content-Type",
+				cr->raw ? RAW_TYPE : "application/octet-stream");
+	MHD_add_response_header(r, "Content-Disposition", disp);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	return queue(conn, req, 200, r);
+}
+
+/* A slot for the capture, or the 429 that says when to retry (MHD_NO: none sent). */
+static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn,
+			     struct request *req, struct capture_req *cr, bool *admitted)
+{
+	char msg[API_MESSAGE_MAX], *target;
+	unsigned int retry;
+
+	*admitted = false;
+	if (asprintf(&target, "%s\n%s", req->route.script, req->route.version) < 0)
+		return MHD_NO;
+	cr->slot = daemon_admit__acquire(srv->admit, target, cr->p.duration_ms, monotime_ms(),
+					 &retry);
+	free(target);
+	switch (cr->slot) {
+	case -EBUSY:
+		snprintf(msg, sizeof(msg), "a capture of %s version %s is running; retry "
+			 "after it ends", req->route.script, req->route.version);
+		return send_error_full(conn, req, API_E_TARGET_BUSY, msg, retry, NULL);
+	case -EAGAIN:
+		return send_error_full(conn, req, API_E_TOO_MANY,
+				       "every capture slot is in use; retry later", retry, NULL);
+	case -EDQUOT:
+		return send_error_full(conn, req, API_E_RATE_LIMIT,
+				       "capture rate limit reached; retry later", retry, NULL);
+	default:
+		*admitted = cr->slot >= 0;
+		return MHD_NO;
+	}
+}
+
+/* `isoprof record` for the route's script and version into cr->file: 0 or -errno. */
+static int run_record(struct server *srv, const struct request *req, struct capture_req *cr,
+		      struct cancel_ctx *cc, struct daemon_child *ch)
+{
+	char *script_arg = NULL, *version_arg = NULL, dur_arg[32], type_arg[16];
+	int err;
+
+	if (asprintf(&script_arg, "--script=%s", req->route.script) < 0)
+		script_arg = NULL;
+	if (asprintf(&version_arg, "--version=%s", req->route.version) < 0)
+		version_arg = NULL;
+	if (!script_arg || !version_arg) {
+		free(script_arg);
+		free(version_arg);
+		return -ENOMEM;
+	}
+	snprintf(dur_arg, sizeof(dur_arg), "--duration-ms=%ld", cr->p.duration_ms);
+	snprintf(type_arg, sizeof(type_arg), "--type=%s",
+		 cr->p.type == API_PROFILE_HEAP ? "heap" : "cpu");
+	{
+		char *argv[] = { "isoprof", "record", script_arg, version_arg, dur_arg, type_arg,
+				 "-q", "-o", cr->file, cr->raw ? "--raw" : NULL, NULL };
+		struct daemon_child_opts o = {
+			.path = srv->self, .argv = argv,
+			.timeout_ms = (uint64_t)cr->p.duration_ms + CAPTURE_GRACE_MS,
+			.out_max = CHILD_ERR_MAX, .err_max = CHILD_ERR_MAX,
+			.cancel = capture_cancelled, .arg = cc,
+		};
+
+		err = daemon__run_child(&o, ch);
+	}
+	free(script_arg);
+	free(version_arg);
+	return err;
+}
+
+/* What the finished child means for the client. */
+static enum MHD_Result capture_response(struct MHD_Connection *conn, struct request *req,
+					const struct capture_req *cr, const struct cancel_ctx *cc,
+					const struct daemon_child *ch)
+{
+	int st = WIFEXITED(ch->wait_status) ? WEXITSTATUS(ch->wait_status) :
+					      -WTERMSIG(ch->wait_status);
+
+	snprintf(req->note, sizeof(req->note), "record %s %ld ms: %s %d%s",
+		 cr->p.type == API_PROFILE_HEAP ? "heap" : "cpu", cr->p.duration_ms,
+		 st >= 0 ? "exit" : "signal", st < 0 ? -st : st,
+		 ch->cancelled ? (cc->client_gone ? ", client gone" : ", daemon stopping") :
+		 ch->timed_out ? ", timed out" : "");
+	if (ch->cancelled && !cc->client_gone)
+		return send_error(conn, req, API_E_SHUTTING_DOWN,
+				  "the daemon is stopping; the capture was cancelled");
+	if (ch->cancelled)
+		return send_error(conn, req, API_E_INTERNAL,
+				  "the capture was cancelled: the client closed the connection");
+	if (ch->timed_out)
+		return send_error(conn, req, API_E_INTERNAL, "record did not finish in time");
+	if (st == RECORD_EXIT_OK)
+		return serve_profile_file(conn, req, cr);
+	return child_error(conn, req, ch, "record");
+}
+
+static enum MHD_Result serve_profile(struct server *srv, struct MHD_Connection *conn,
+				     struct request *req)
+{
+	struct cancel_ctx cc = { .srv = srv, .client_fd = client_fd(conn) };
+	struct capture_req cr = { .slot = -1 };
+	char msg[API_MESSAGE_MAX];
+	struct daemon_child ch;
+	enum api_code code;
+	enum MHD_Result ret;
+	const char *accept;
+	bool admitted;
+	int err;
+
+	if (req->too_large) {
+		snprintf(msg, sizeof(msg), "the body is larger than %d bytes", BODY_MAX);
+		return send_error(conn, req, API_E_TOO_LARGE, msg);
+	}
+	if (api__parse_profile_body(req->body, req->body_len, &cr.p, &code, msg, sizeof(msg)))
+		return send_error(conn, req, code, msg);
+	accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+	cr.raw = accept && strcasestr(accept, RAW_TYPE);
+
+	ret = admit(srv, conn, req, &cr, &admitted);
+	if (!admitted)
+		return ret;
+	snprintf(cr.dir, sizeof(cr.dir), "%s/isoprof-serve.XXXXXX", srv->tmp_root);
+	if (!mkdtemp(cr.dir)) {
+		snprintf(msg, sizeof(msg), "cannot create a temporary directory in %s: %s",
+			 srv->tmp_root, strerror(errno));
+		cr.dir[0] = '\0';
+		ret = send_error(conn, req, API_E_INTERNAL, msg);
+		goto out;
+	}
+	snprintf(cr.file, sizeof(cr.file), "%s/profile%s", cr.dir, cr.raw ? ".pb" : ".pb.gz");
+	err = run_record(srv, req, &cr, &cc, &ch);
+	if (err) {
+		snprintf(msg, sizeof(msg), "cannot start record: %s", strerror(-err));
+		ret = send_error(conn, req, API_E_INTERNAL, msg);
+	} else {
+		ret = capture_response(conn, req, &cr, &cc, &ch);
+		daemon_child__free(&ch);
+	}
+out:
+	daemon_admit__release(srv->admit, cr.slot);
+	/* the response holds its own descriptor: the directory can go now */
+	if (cr.dir[0])
+		daemon__remove_dir(cr.dir);
+	return ret;
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+/*
+ * Without a token the daemon trusts whoever can reach loopback; a web page
+ * in the user's browser can too.  A Host that is not loopback (DNS
+ * rebinding) or an Origin other than the daemon's own (a cross-site form)
+ * is refused.
+ */
+static bool browser_forbidden(struct server *srv, struct MHD_Connection *conn)
+{
+	const char *host, *origin;
+
+	if (srv->has_token)
+		return false;
+	host = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host");
+	origin = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Origin");
+	if (host && !api__host_is_loopback(host))
+		return true;
+	return origin && !api__origin_matches(origin, host);
+}
+
+static struct request *new_request(struct MHD_Connection *conn, const char *url,
+				   const char *method)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct request *req = calloc(1, sizeof(*req));
+
+	if (!req)
+		return NULL;
+	req->start_ms = monotime_ms();
+	snprintf(req->method, sizeof(req->method), "%s", method);
+	api__log_path(url, req->path, sizeof(req->path));
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((struct sockaddr_in *)ci->client_addr)->sin_addr,
+			  req->client, sizeof(req->client));
+	else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
+			  req->client, sizeof(req->client));
+	return req;
+}
+
+/*
+ * The first call for a request, with its headers: refuse it, answer it (the
+ * page, targets), or take its body (a profile request: MHD_YES, nothing
+ * queued).
+ */
+static enum MHD_Result start_request(struct server *srv, struct MHD_Connection *conn,
+				     struct request *req, const char *url, const char *method)
+{
+	char err[256];
+	const char *auth, *clen;
+	bool public;
+	int ret;
+
+	if (atomic_load(&srv->stopping))
+		return send_error(conn, req, API_E_SHUTTING_DOWN, "the daemon is stopping");
+	if (browser_forbidden(srv, conn))
+		return send_error(conn, req, API_E_FORBIDDEN_ORIGIN,
+				  "the Host or Origin header is not this loopback daemon");
+	ret = api__route(method, url, &req->route, err, sizeof(err));
+	/* the page itself is public; everything else needs the token */
+	public = ret != -ENOENT && (req->route.kind == API_ROUTE_ASSET ||
+				    req->route.kind == API_ROUTE_NO_CONTENT);
+	if (srv->has_token && !public) {
+		auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+		switch (api__check_bearer(auth, srv->token_digest)) {
+		case 0:
+			break;
+		case -ENOENT:
+			return send_error(conn, req, API_E_NO_TOKEN,
+					  "missing 'Authorization: Bearer TOKEN'");
+		default:
+			return send_error(conn, req, API_E_BAD_TOKEN, "wrong token");
+		}
+	}
+	switch (ret) {
+	case 0:
+		break;
+	case -EPERM:
+		snprintf(err, sizeof(err), "method %s not allowed here; use %s", req->method,
+			 req->route.allow);
+		return send_error_full(conn, req, API_E_METHOD, err, 0, req->route.allow);
+	case -EINVAL:
+		return send_error(conn, req, API_E_BAD_PATH, err);
+	case -ENOENT:
+		return send_error(conn, req, API_E_NO_ROUTE, "no such path");
+	default:
+		return MHD_NO;
+	}
+	switch (req->route.kind) {
+	case API_ROUTE_ASSET:
+		return send_asset(conn, req, url);
+	case API_ROUTE_NO_CONTENT:
+		return queue(conn, req, 204,
+			     MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
+	case API_ROUTE_TARGETS:
+		return serve_targets(srv, conn, req);
+	default:
+		break;
+	}
+	clen = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+	/* answered before the body is read, so a huge body is never taken in */
+	if (clen && strtoull(clen, NULL, 10) > BODY_MAX) {
+		snprintf(err, sizeof(err), "the body is larger than %d bytes", BODY_MAX);
+		return send_error(conn, req, API_E_TOO_LARGE, err);
+	}
+	return MHD_YES;
+}
+
+/* Up to BODY_MAX bytes of the body; past that only the fact that there was more. */
+static enum MHD_Result take_body(struct request *req, const char *data, size_t n)
+{
+	if (!req->too_large && req->body_len + n <= BODY_MAX) {
+		if (!req->body) {
+			req->body = malloc(BODY_MAX + 1);
+			if (!req->body)
+				return MHD_NO;
+		}
+		memcpy(req->body + req->body_len, data, n);
+		req->body_len += n;
+	} else {
+		req->too_large = true;
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload_data,
+			      size_t *upload_data_size, void **con_cls)
+{
+	struct server *srv = cls;
+	struct request *req = *con_cls;
+	enum MHD_Result ret;
+
+	(void)version;
+	if (!req) {
+		req = new_request(conn, url, method);
+		if (!req)
+			return MHD_NO;
+		*con_cls = req;
+		return start_request(srv, conn, req, url, method);
+	}
+	if (req->responded)
+		return MHD_YES;
+	if (*upload_data_size) {
+		ret = take_body(req, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return ret;
+	}
+	return serve_profile(srv, conn, req);
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct server *srv = cls;
+	struct request *req = *con_cls;
+
+	(void)conn;
+	if (!req)
+		return;
+	/* one line per request; never a header, so never the token */
+	fprintf(srv->log, "isoprof serve: %s %s %s %u %llu ms%s%s%s%s\n", req->client,
+		req->method, req->path, req->status,
+		(unsigned long long)(monotime_ms() - req->start_ms), req->note[0] ? " (" : "",
+		req->note, req->note[0] ? ")" : "",
+		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " [connection closed early]");
+	api_route__free(&req->route);
+	free(req->body);
+	free(req);
+	*con_cls = NULL;
+}
+
+/* libmicrohttpd would decode %2F before routing: keep the path as sent. */
+static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
+{
+	(void)cls;
+	(void)conn;
+	return strlen(s);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct server *srv = cls;
+	char line[512];
+	size_t n;
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n && line[n - 1] == '\n')
+		line[--n] = '\0';
+	fprintf(srv->log, "isoprof serve: libmicrohttpd: %s\n", line);
+}
+
+/* ---- the server --------------------------------------------------------- */
+
+struct server *server__start(const struct server_opts *o)
+{
+	struct server *srv = calloc(1, sizeof(*srv));
+	unsigned int flags;
+	int err;
+
+	if (!srv)
+		return NULL;
+	if (o->token_digest) {
+		srv->has_token = true;
+		memcpy(srv->token_digest, o->token_digest, SHA256_DIGEST_LEN);
+	}
+	srv->tmp_root = o->tmp_root;
+	srv->self = o->self;
+	srv->log = o->log ? o->log : stderr;
+	atomic_init(&srv->stopping, false);
+	srv->admit = daemon_admit__new(o->max_captures, o->rate_burst, o->rate_window_s);
+	if (!srv->admit) {
+		err = errno;
+		free(srv);
+		errno = err;
+		return NULL;
+	}
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+		MHD_USE_ERROR_LOG;
+	if (o->addr->sa_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	errno = 0;
+	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv,
+				    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
+				    MHD_OPTION_SOCK_ADDR, o->addr,
+				    MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
+				    MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
+				    MHD_OPTION_END);
+	if (!srv->mhd) {
+		err = errno;
+		daemon_admit__free(srv->admit);
+		free(srv);
+		errno = err;
+		return NULL;
+	}
+	return srv;
+}
+
+unsigned int server__running(struct server *srv)
+{
+	return daemon_admit__running(srv->admit);
+}
+
+void server__stop(struct server *srv)
+{
+	if (!srv)
+		return;
+	atomic_store(&srv->stopping, true);
+	/* joins the connection threads, which stop their children and clean up first */
+	MHD_stop_daemon(srv->mhd);
+	daemon_admit__free(srv->admit);
+	free(srv);
+}
