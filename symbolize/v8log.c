@@ -87,28 +87,28 @@ static size_t split(const char *p, const char *end, struct fld *f, size_t max)
 }
 
 
-/* The whole field as hex, "0x" optional (V8 always writes it for pointers). */
-static bool fld_hex(const struct fld *f, uint64_t *out)
+/* The whole field as a number that scan (a textscan__ function) reads. */
+static bool fld_num(const struct fld *f, bool (*scan)(const char **, const char *, uint64_t *),
+		    uint64_t *out)
 {
 	const char *p = f->s, *end = f->s + f->n;
 	uint64_t v;
 
-	if (!textscan__hex_0x(&p, end, &v) || p != end)
+	if (!scan(&p, end, &v) || p != end)
 		return false;
 	*out = v;
 	return true;
 }
 
-/* The whole field as a decimal. */
+/* Hex, "0x" optional (V8 always writes it for pointers). */
+static bool fld_hex(const struct fld *f, uint64_t *out)
+{
+	return fld_num(f, textscan__hex_0x, out);
+}
+
 static bool fld_u64(const struct fld *f, uint64_t *out)
 {
-	const char *p = f->s, *end = f->s + f->n;
-	uint64_t v;
-
-	if (!textscan__dec(&p, end, &v) || p != end)
-		return false;
-	*out = v;
-	return true;
+	return fld_num(f, textscan__dec, out);
 }
 
 static bool fld_int(const struct fld *f, int *out)
@@ -304,20 +304,8 @@ static size_t unescape(const char *in, size_t n, char *out, enum esc_mode mode)
 static char *decode_after(struct v8log *log, const char *prefix, size_t plen,
 			  const struct fld *f, enum esc_mode mode, size_t *len)
 {
-	size_t need = plen + f->n + 1;
-
-	if (log->scratch_cap < need) {
-		size_t cap = log->scratch_cap ? log->scratch_cap : 4096;
-		char *s;
-
-		while (cap < need)
-			cap *= 2;
-		s = realloc(log->scratch, cap);
-		if (!s)
-			return NULL;
-		log->scratch = s;
-		log->scratch_cap = cap;
-	}
+	if (array_grow(&log->scratch, &log->scratch_cap, plen + f->n + 1))
+		return NULL;
 	if (plen)
 		memcpy(log->scratch, prefix, plen);
 	*len = plen + unescape(f->s, f->n, log->scratch + plen, mode);

@@ -105,6 +105,13 @@ static const struct line_tail_ops ops = {
 	.line = on_line,
 };
 
+/* One read offers n lines (or fails with n), and all seen since the last restart reads text. */
+static void expect_read(struct line_tail *t, struct seen *s, int n, const char *text)
+{
+	assert_int_equal(line_tail__read(t, &ops, s), n);
+	assert_string_equal(s->text, text);
+}
+
 static void test_lines(void **state)
 {
 	struct seen s = { 0 };
@@ -117,16 +124,14 @@ static void test_lines(void **state)
 	assert_int_equal(line_tail__read(&t, &ops, &s), -ENOENT);
 
 	put_str(path, O_TRUNC, "one\n\ntwo\nthr");
-	assert_int_equal(line_tail__read(&t, &ops, &s), 3);
-	assert_string_equal(s.text, "one||two|");
+	expect_read(&t, &s, 3, "one||two|");
 	assert_int_equal(t.offset, 9);
 	assert_int_equal(t.bytes_read, 12);
 	/* Still no newline: nothing offered, the part is read again. */
-	assert_int_equal(line_tail__read(&t, &ops, &s), 0);
+	expect_read(&t, &s, 0, "one||two|");
 	assert_int_equal(t.bytes_read, 15);
 	put_str(path, O_APPEND, "ee\nfour\n");
-	assert_int_equal(line_tail__read(&t, &ops, &s), 2);
-	assert_string_equal(s.text, "one||two|three|four|");
+	expect_read(&t, &s, 2, "one||two|three|four|");
 	assert_int_equal(t.offset, 20);
 	assert_int_equal(s.restarts, 0);
 	assert_null(t.buf);
@@ -134,12 +139,10 @@ static void test_lines(void **state)
 	/* A failing callback stops the read; its line comes again next time. */
 	put_str(path, O_APPEND, "five\nsix\nseven\n");
 	s.fail_at = s.lines + 2;
-	assert_int_equal(line_tail__read(&t, &ops, &s), -EIO);
-	assert_string_equal(s.text, "one||two|three|four|five|");
+	expect_read(&t, &s, -EIO, "one||two|three|four|five|");
 	assert_int_equal(t.offset, 25);
 	s.fail_at = 0;
-	assert_int_equal(line_tail__read(&t, &ops, &s), 2);
-	assert_string_equal(s.text, "one||two|three|four|five|six|seven|");
+	expect_read(&t, &s, 2, "one||two|three|four|five|six|seven|");
 	assert_int_equal(s.restarts, 0);
 	line_tail__release(&t);
 }
@@ -154,32 +157,28 @@ static void test_restarts(void **state)
 	in_dir(other, sizeof(other), state, "restart.new");
 	assert_int_equal(line_tail__init(&t, path, 0), 0);
 	put_str(path, O_TRUNC, "a\nb\n");
-	assert_int_equal(line_tail__read(&t, &ops, &s), 2);
+	expect_read(&t, &s, 2, "a|b|");
 
 	/* Shrunk. */
 	put_str(path, O_TRUNC, "c\n");
-	assert_int_equal(line_tail__read(&t, &ops, &s), 1);
-	assert_string_equal(s.text, "c|");
+	expect_read(&t, &s, 1, "c|");
 	assert_int_equal(t.restarts, 1);
 	assert_int_equal(s.restarts, 1);
 
 	/* Same size or longer, but the bytes read before changed. */
 	put_str(path, O_TRUNC, "d\ne\n");
-	assert_int_equal(line_tail__read(&t, &ops, &s), 2);
-	assert_string_equal(s.text, "d|e|");
+	expect_read(&t, &s, 2, "d|e|");
 	assert_int_equal(t.restarts, 2);
 
 	/* Appended to: no restart. */
 	put_str(path, O_APPEND, "f\n");
-	assert_int_equal(line_tail__read(&t, &ops, &s), 1);
-	assert_string_equal(s.text, "d|e|f|");
+	expect_read(&t, &s, 1, "d|e|f|");
 	assert_int_equal(t.restarts, 2);
 
 	/* Replaced by another file with the same text: another inode. */
 	put_str(other, O_TRUNC, "d\ne\nf\n");
 	assert_int_equal(rename(other, path), 0);
-	assert_int_equal(line_tail__read(&t, &ops, &s), 3);
-	assert_string_equal(s.text, "d|e|f|");
+	expect_read(&t, &s, 3, "d|e|f|");
 	assert_int_equal(t.restarts, 3);
 
 	/* Not a regular file. */
@@ -201,19 +200,16 @@ static void test_long_lines(void **state)
 	put_str(path, O_TRUNC, "short\n");
 	put(path, O_APPEND, big, 20);
 	put_str(path, O_APPEND, "\n0123456789abcdef\n");
-	assert_int_equal(line_tail__read(&t, &ops, &s), 3);
 	/* Longer than max_line: skipped with its length; exactly max_line is kept. */
-	assert_string_equal(s.text, "short|<skip 20>|0123456789abcdef|");
+	expect_read(&t, &s, 3, "short|<skip 20>|0123456789abcdef|");
 
 	/* Growing without a newline: skipped once it is too long, the rest passed over. */
 	put(path, O_APPEND, big, 10);
-	assert_int_equal(line_tail__read(&t, &ops, &s), 0);
+	expect_read(&t, &s, 0, "short|<skip 20>|0123456789abcdef|");
 	put(path, O_APPEND, big, sizeof(big));
-	assert_int_equal(line_tail__read(&t, &ops, &s), 1);
-	assert_string_equal(s.text, "short|<skip 20>|0123456789abcdef|<skip 110>|");
+	expect_read(&t, &s, 1, "short|<skip 20>|0123456789abcdef|<skip 110>|");
 	put_str(path, O_APPEND, "yyy\nend\n");
-	assert_int_equal(line_tail__read(&t, &ops, &s), 1);
-	assert_string_equal(s.text, "short|<skip 20>|0123456789abcdef|<skip 110>|end|");
+	expect_read(&t, &s, 1, "short|<skip 20>|0123456789abcdef|<skip 110>|end|");
 	assert_int_equal(t.offset, 6 + 21 + 17 + 110 + 4 + 4);
 	line_tail__release(&t);
 }
