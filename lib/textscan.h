@@ -45,4 +45,39 @@ static inline bool textscan__hex(const char **pp, const char *end, uint64_t *out
 	return true;
 }
 
+/* textscan__hex() after an optional "0x" or "0X" (as V8 writes pointers). */
+static inline bool textscan__hex_0x(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+
+	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		p += 2;
+	if (!textscan__hex(&p, end, out))
+		return false;
+	*pp = p;
+	return true;
+}
+
+/*
+ * Decimal digits at *pp (at least one, before end); false on none or on
+ * overflow.  On success *pp moves past them.
+ */
+static inline bool textscan__dec(const char **pp, const char *end, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0, d;
+
+	if (p >= end || *p < '0' || *p > '9')
+		return false;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		d = (uint64_t)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return false;
+		v = v * 10 + d;
+	}
+	*pp = p;
+	*out = v;
+	return true;
+}
+
 #endif /* ISOPROF_LIB_TEXTSCAN_H */

@@ -267,10 +267,22 @@ static struct elf_symtab *finish_open(struct elf_symtab *st, const char **reason
 	return st;
 }
 
-static struct elf_symtab *symtab_alloc(const char **reason)
+/*
+ * Common head of the constructors: the header of an image of size bytes,
+ * whose first hlen bytes are at hdr, checked, and the struct allocated.
+ * NULL with errno and *reason set.
+ */
+static struct elf_symtab *symtab_begin(const void *hdr, size_t hlen, uint64_t size,
+				       const char **reason)
 {
+	const char *why = check_header(hdr, hlen, size);
 	struct elf_symtab *st;
 
+	if (why) {
+		set_reason(reason, why);
+		errno = ENOEXEC;
+		return NULL;
+	}
 	if (elf_version(EV_CURRENT) == EV_NONE) {
 		set_reason(reason, "libelf version mismatch");
 		errno = ENOEXEC;
@@ -280,7 +292,9 @@ static struct elf_symtab *symtab_alloc(const char **reason)
 	if (!st) {
 		set_reason(reason, "out of memory");
 		errno = ENOMEM;
+		return NULL;
 	}
+	st->size = size;
 	return st;
 }
 
@@ -288,7 +302,6 @@ struct elf_symtab *elf_symtab__open_fd(int fd, const char **reason)
 {
 	unsigned char hdr[sizeof(Elf64_Ehdr)];
 	struct elf_symtab *st;
-	const char *why;
 	struct stat stb;
 	ssize_t n;
 
@@ -313,17 +326,9 @@ struct elf_symtab *elf_symtab__open_fd(int fd, const char **reason)
 		set_reason(reason, "cannot read file");
 		return NULL;
 	}
-	why = check_header(hdr, (size_t)n, (uint64_t)stb.st_size);
-	if (why) {
-		set_reason(reason, why);
-		errno = ENOEXEC;
-		return NULL;
-	}
-
-	st = symtab_alloc(reason);
+	st = symtab_begin(hdr, (size_t)n, (uint64_t)stb.st_size, reason);
 	if (!st)
 		return NULL;
-	st->size = (uint64_t)stb.st_size;
 	st->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!st->elf)
 		return fail(st, ENOEXEC, reason, elf_errmsg(-1));
@@ -361,15 +366,8 @@ struct elf_symtab *elf_symtab__open(const char *path, const char **reason)
 struct elf_symtab *elf_symtab__from_memory(const void *buf, size_t len, const char **reason)
 {
 	struct elf_symtab *st;
-	const char *why;
 
-	why = check_header(buf, len, len);
-	if (why) {
-		set_reason(reason, why);
-		errno = ENOEXEC;
-		return NULL;
-	}
-	st = symtab_alloc(reason);
+	st = symtab_begin(buf, len, len, reason);
 	if (!st)
 		return NULL;
 	/* libelf wants a writable image and the caller's buffer may go away. */
@@ -377,7 +375,6 @@ struct elf_symtab *elf_symtab__from_memory(const void *buf, size_t len, const ch
 	if (!st->image)
 		return fail(st, ENOMEM, reason, "out of memory");
 	memcpy(st->image, buf, len);
-	st->size = len;
 	st->elf = elf_memory(st->image, len);
 	if (!st->elf)
 		return fail(st, ENOEXEC, reason, elf_errmsg(-1));
@@ -414,19 +411,29 @@ uint64_t elf_symtab__file_size(const struct elf_symtab *st)
 	return st->size;
 }
 
-int elf_symtab__offset_to_vaddr(const struct elf_symtab *st, uint64_t off, uint64_t *vaddr)
+/*
+ * Through the PT_LOAD holding x in its file bytes: a file offset to a
+ * vaddr (to_vaddr) or back.  false when no PT_LOAD holds it.
+ */
+static bool load_translate(const struct elf_symtab *st, uint64_t x, bool to_vaddr, uint64_t *out)
 {
 	size_t i;
 
 	for (i = 0; i < st->nr_loads; i++) {
 		const struct elf_load *l = &st->loads[i];
+		uint64_t from = to_vaddr ? l->offset : l->vaddr;
 
-		if (off >= l->offset && off - l->offset < l->filesz) {
-			*vaddr = off - l->offset + l->vaddr;
-			return 0;
+		if (x >= from && x - from < l->filesz) {
+			*out = x - from + (to_vaddr ? l->vaddr : l->offset);
+			return true;
 		}
 	}
-	return -ENOENT;
+	return false;
+}
+
+int elf_symtab__offset_to_vaddr(const struct elf_symtab *st, uint64_t off, uint64_t *vaddr)
+{
+	return load_translate(st, off, true, vaddr) ? 0 : -ENOENT;
 }
 
 /* Higher is preferred at one address: sized, then GLOBAL, WEAK, LOCAL. */
@@ -822,15 +829,9 @@ int elf_symtab__tls_segment(const struct elf_symtab *st, uint64_t *memsz, uint64
 /* Where the bytes at vaddr are in the file; UINT64_MAX when in no PT_LOAD's file bytes. */
 static uint64_t vaddr_to_offset(const struct elf_symtab *st, uint64_t vaddr)
 {
-	size_t i;
+	uint64_t off;
 
-	for (i = 0; i < st->nr_loads; i++) {
-		const struct elf_load *l = &st->loads[i];
-
-		if (vaddr >= l->vaddr && vaddr - l->vaddr < l->filesz)
-			return vaddr - l->vaddr + l->offset;
-	}
-	return UINT64_MAX;
+	return load_translate(st, vaddr, false, &off) ? off : UINT64_MAX;
 }
 
 /*

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* ksyms: parse /proc/kallsyms; see ksyms.h for the contract. */
-#include "lib/textscan.h"
 #include "symbolize/ksyms.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "lib/fileio.h"
+#include "lib/textscan.h"
 
 struct ksyms {
 	struct ksym *syms;
@@ -26,7 +26,6 @@ struct kline {
 	uint8_t rank;		/* 0: boundary only; higher is a better name */
 	uint8_t underscores;
 };
-
 
 static bool is_end_marker(const char *name)
 {
@@ -56,20 +55,14 @@ static uint8_t type_rank(char type)
  */
 static bool parse_line(char *p, char *end, struct kline *kl)
 {
-	uint64_t addr = 0;
+	const char *digits = p;
+	uint64_t addr;
 	char *name, *q;
-	int d;
 	char type;
 
-	if (memchr(p, '\0', (size_t)(end - p)))
+	if (memchr(p, '\0', (size_t)(end - p)) || !textscan__hex(&digits, end, &addr))
 		return false;
-	if (p >= end || textscan__hex_digit(*p) < 0)
-		return false;
-	for (; p < end && (d = textscan__hex_digit(*p)) >= 0; p++) {
-		if (addr > (UINT64_MAX >> 4))
-			return false;
-		addr = (addr << 4) | (uint64_t)d;
-	}
+	p += digits - p;
 	/* The last byte of the address space cannot start a symbol that covers it. */
 	if (addr == UINT64_MAX || end - p < 4 || p[0] != ' ' || p[2] != ' ')
 		return false;
@@ -240,46 +233,17 @@ struct ksyms *ksyms__parse(const char *buf, size_t len)
 
 struct ksyms *ksyms__load(const char *path)
 {
-	size_t len = 0, cap = 1024 * 1024;
-	char *buf, *nbuf;
-	ssize_t n;
-	int fd, err;
+	uint8_t *text;
+	size_t len;
+	int err;
 
-	fd = open(path ? path : "/proc/kallsyms", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	/* kallsyms reports size 0: the size is no limit, read to EOF. */
+	err = fileio__read_all(path ? path : "/proc/kallsyms", 0, &text, &len);
+	if (err < 0) {
+		errno = -err;
 		return NULL;
-	buf = malloc(cap);
-	if (!buf)
-		goto fail;
-	/* kallsyms reports size 0: read to EOF, keeping room for a NUL. */
-	for (;;) {
-		if (cap - len < 2) {
-			cap *= 2;
-			nbuf = realloc(buf, cap);
-			if (!nbuf)
-				goto fail;
-			buf = nbuf;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
 	}
-	close(fd);
-	buf[len] = '\0';
-	return parse_text(buf, len);
-
-fail:
-	err = errno ? errno : ENOMEM;
-	free(buf);
-	close(fd);
-	errno = err;
-	return NULL;
+	return parse_text((char *)text, len);
 }
 
 void ksyms__free(struct ksyms *ks)

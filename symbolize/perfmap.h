@@ -14,10 +14,11 @@
  * lines the map keeps a sorted, non-overlapping index of the visible piece
  * of each entry; an entry with no visible piece left is dead, and dead
  * entries and their names are dropped once they are more than half of
- * what is held.  Entries of size 0 cover nothing and are not kept.
+ * what is held (symbolize/code_index.h).  Entries of size 0 cover nothing
+ * and are not kept.
  *
- * Reading: perfmap__update() reads only the bytes appended since the last
- * call.  A last line without its newline is left for a later call (V8
+ * Reading (lib/line_tail.h): perfmap__update() reads only the bytes
+ * appended since the last call.  A last line without its newline is left for a later call (V8
  * writes line-buffered, a reader can see half a line).  When the file was
  * replaced (other inode), shrank, or its already-read bytes changed (the
  * pid was reused and V8 truncated the file), the map starts over.  Lines
@@ -105,72 +106,5 @@ void perfmap__stats(const struct perfmap *pm, struct perfmap_stats *st);
  * not exist, -ENAMETOOLONG when buf is too small.
  */
 int perfmap__path_for_pid(const char *proc_root, pid_t pid, char *buf, size_t size);
-
-/*
- * Building blocks shared with v8log, which reads another append-only V8
- * file and keeps the same newest-wins index.
- */
-
-/* [start, end) of entry id; a larger id is newer. */
-struct perfmap_span {
-	uint64_t start;
-	uint64_t end;
-	size_t id;
-};
-
-/*
- * Flatten n spans sorted by start (overlaps allowed) into the pieces that
- * are visible when newer spans hide older ones: sorted, non-overlapping,
- * adjacent pieces of one id merged.  *out is malloc()ed (NULL when empty).
- * Returns 0 or -ENOMEM.  O(n log n) worst case, O(n) without overlaps.
- */
-int perfmap_spans__flatten(const struct perfmap_span *in, size_t n, struct perfmap_span **out,
-			   size_t *nr_out);
-
-/* Index of the span in spans[0..n) (sorted, non-overlapping) holding addr, or -1. */
-ptrdiff_t perfmap_spans__find(const struct perfmap_span *spans, size_t n, uint64_t addr);
-
-/*
- * Incremental reader of a file that grows by whole lines.  Fields are
- * private to perfmap.c; embed the struct, use the functions.
- */
-struct perfmap_tail {
-	char *path;
-	size_t max_line;
-	bool known;		/* dev and ino describe the file read so far */
-	uint64_t dev;
-	uint64_t ino;
-	uint64_t offset;	/* bytes consumed: up to the last newline */
-	bool skipping;		/* inside a line longer than max_line */
-	uint8_t check[32];	/* the bytes just before offset, to notice a rewrite */
-	size_t check_len;
-	char *buf;
-	size_t cap;
-	uint64_t bytes_read;
-	size_t restarts;
-};
-
-struct perfmap_tail_ops {
-	/* The file was replaced or rewritten: forget what its lines said. */
-	int (*restart)(void *ctx);
-	/*
-	 * One complete line without its newline; line NULL means a line longer
-	 * than max_line was skipped (len is what was seen of it).  A negative
-	 * return stops the read; that line is offered again next time.
-	 */
-	int (*line)(void *ctx, const char *line, size_t len);
-};
-
-/* errno ENOMEM */
-int perfmap_tail__init(struct perfmap_tail *t, const char *path, size_t max_line);
-void perfmap_tail__release(struct perfmap_tail *t);
-
-/*
- * Offer every complete line appended since the last call.  Returns the
- * number of lines offered, or a negative errno (open/read, -EINVAL for a
- * non-regular file, or the first negative return of ops->line or
- * ops->restart).
- */
-int perfmap_tail__read(struct perfmap_tail *t, const struct perfmap_tail_ops *ops, void *ctx);
 
 #endif /* ISOPROF_SYMBOLIZE_PERFMAP_H */

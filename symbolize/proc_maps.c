@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* proc_maps: parse /proc/PID/maps; see proc_maps.h for the contract. */
-#include "lib/textscan.h"
 #include "symbolize/proc_maps.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "lib/fileio.h"
+#include "lib/textscan.h"
 
 struct proc_maps {
 	struct proc_map *entries;
@@ -20,32 +20,6 @@ struct proc_maps {
 };
 
 static const char deleted_suffix[] = " (deleted)";
-
-
-/*
- * Own number parsers rather than strtoull(): that one skips leading blanks,
- * takes signs and "0x", and wants a NUL-terminated string, none of which a
- * line cut out of a buffer has.
- */
-
-static bool parse_dec(const char **pp, const char *end, uint64_t *out)
-{
-	const char *p = *pp;
-	uint64_t v = 0;
-
-	if (p >= end || *p < '0' || *p > '9')
-		return false;
-	for (; p < end && *p >= '0' && *p <= '9'; p++) {
-		uint64_t d = (uint64_t)(*p - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*pp = p;
-	*out = v;
-	return true;
-}
 
 static bool expect(const char **pp, const char *end, char c)
 {
@@ -87,7 +61,7 @@ static bool parse_line(const char *p, const char *end, struct proc_map *m, char 
 	    !textscan__hex(&p, end, &m->offset) || !expect(&p, end, ' ') ||
 	    !textscan__hex(&p, end, &major) || !expect(&p, end, ':') ||
 	    !textscan__hex(&p, end, &minor) || !expect(&p, end, ' ') ||
-	    !parse_dec(&p, end, &m->inode))
+	    !textscan__dec(&p, end, &m->inode))
 		return false;
 	if (m->start >= m->end || major > UINT32_MAX || minor > UINT32_MAX)
 		return false;
@@ -180,48 +154,13 @@ struct proc_maps *proc_maps__parse(const char *buf, size_t len)
 	return maps;
 }
 
-/* /proc files report size 0, so read until EOF into a growing buffer. */
-static char *read_whole(int fd, size_t *lenp)
-{
-	size_t len = 0, cap = 64 * 1024;
-	char *buf = malloc(cap), *nbuf;
-	ssize_t n;
-
-	if (!buf)
-		return NULL;
-	for (;;) {
-		if (len == cap) {
-			cap *= 2;
-			nbuf = realloc(buf, cap);
-			if (!nbuf) {
-				free(buf);
-				errno = ENOMEM;
-				return NULL;
-			}
-			buf = nbuf;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			free(buf);
-			return NULL;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	*lenp = len;
-	return buf;
-}
-
 struct proc_maps *proc_maps__read(const char *proc_root, pid_t pid)
 {
 	struct proc_maps *maps;
 	char path[PATH_MAX];
+	uint8_t *buf;
 	size_t len;
-	char *buf;
-	int fd, err;
+	int err;
 
 	if (!proc_root)
 		proc_root = "/proc";
@@ -234,20 +173,13 @@ struct proc_maps *proc_maps__read(const char *proc_root, pid_t pid)
 		errno = ENAMETOOLONG;
 		return NULL;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			errno = ESRCH;
+	/* The file reports size 0: the size is no limit, read to EOF. */
+	err = fileio__read_all(path, 0, &buf, &len);
+	if (err < 0) {
+		errno = err == -ENOENT ? ESRCH : -err;
 		return NULL;
 	}
-	buf = read_whole(fd, &len);
-	err = errno;
-	close(fd);
-	if (!buf) {
-		errno = err == ENOENT ? ESRCH : err;
-		return NULL;
-	}
-	maps = proc_maps__parse(buf, len);
+	maps = proc_maps__parse((const char *)buf, len);
 	err = errno;
 	free(buf);
 	errno = err;

@@ -26,25 +26,27 @@
 #include <elf.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lib/array.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
+#include "lib/monotime.h"
 #include "symbolize/elf_symtab.h"
-#include "symbolize/perfmap.h"
 #include "symbolize/ksyms.h"
+#include "symbolize/perfmap.h"
 #include "symbolize/proc_maps.h"
 
-/* String-keyed hash table: path interning, notes, the ELF cache. */
-struct strmap_slot {
+/* String-keyed map: path interning, notes, the ELF cache.  Keys are copies. */
+struct strmap_entry {
 	char *key;
 	void *val;
-	uint64_t hash;
 };
 
 struct strmap {
-	struct strmap_slot *slots;
-	size_t cap;		/* power of two, or 0 */
-	size_t nr;
+	struct strmap_entry *entries;
+	size_t nr, cap;
+	struct index_table index;
 };
 
 struct elf_entry {
@@ -139,77 +141,23 @@ const char *sym_miss__str(enum sym_miss miss)
 	return "unknown";
 }
 
-/* Growing arrays: every caller checks, so one helper keeps them honest. */
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
+static uint32_t str_hash(const char *s)
 {
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 8;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
+	return hash__fold32(hash__str(HASH_SEED, s));
 }
 
-static uint64_t str_hash(const char *s)
+static bool strmap_eq(const void *ctx, uint32_t index, const void *key)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	const struct strmap *m = ctx;
 
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-static struct strmap_slot *strmap_slot(const struct strmap *m, const char *key, uint64_t h)
-{
-	size_t i;
-
-	for (i = h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		struct strmap_slot *sl = &m->slots[i];
-
-		if (!sl->key || (sl->hash == h && !strcmp(sl->key, key)))
-			return sl;
-	}
+	return !strcmp(m->entries[index].key, key);
 }
 
 static void *strmap_get(const struct strmap *m, const char *key)
 {
-	struct strmap_slot *sl;
+	long i = index_table__lookup(&m->index, str_hash(key), strmap_eq, m, key, NULL);
 
-	if (!m->cap)
-		return NULL;
-	sl = strmap_slot(m, key, str_hash(key));
-	return sl->key ? sl->val : NULL;
-}
-
-static int strmap_grow(struct strmap *m)
-{
-	struct strmap old = *m;
-	size_t i;
-
-	m->cap = old.cap ? old.cap * 2 : 64;
-	m->slots = calloc(m->cap, sizeof(*m->slots));
-	if (!m->slots) {
-		*m = old;
-		return -ENOMEM;
-	}
-	for (i = 0; i < old.cap; i++)
-		if (old.slots[i].key)
-			*strmap_slot(m, old.slots[i].key, old.slots[i].hash) = old.slots[i];
-	free(old.slots);
-	return 0;
+	return i < 0 ? NULL : m->entries[i].val;
 }
 
 /*
@@ -220,31 +168,32 @@ static int strmap_grow(struct strmap *m)
 static int strmap_put(struct strmap *m, const char *key, void *val, const char **stored,
 		      bool *added)
 {
-	struct strmap_slot *sl;
-	uint64_t h = str_hash(key);
+	uint32_t h = str_hash(key);
+	size_t slot;
+	long i;
+	char *copy;
 
 	if (added)
 		*added = false;
-	if (m->cap) {
-		sl = strmap_slot(m, key, h);
-		if (sl->key) {
-			if (stored)
-				*stored = sl->key;
-			return 0;
-		}
+	/* Room first: the slot a lookup ends at is where the key goes. */
+	if (index_table__reserve(&m->index))
+		return -ENOMEM;
+	i = index_table__lookup(&m->index, h, strmap_eq, m, key, &slot);
+	if (i >= 0) {
+		if (stored)
+			*stored = m->entries[i].key;
+		return 0;
 	}
-	/* Half full at most, so probe runs stay short. */
-	if ((m->nr + 1) * 2 > m->cap && strmap_grow(m))
+	if (array_grow(&m->entries, &m->cap, m->nr + 1))
 		return -ENOMEM;
-	sl = strmap_slot(m, key, h);
-	sl->key = strdup(key);
-	if (!sl->key)
+	copy = strdup(key);
+	if (!copy)
 		return -ENOMEM;
-	sl->val = val;
-	sl->hash = h;
-	m->nr++;
+	m->entries[m->nr].key = copy;
+	m->entries[m->nr].val = val;
+	index_table__set(&m->index, slot, h, (uint32_t)m->nr++);
 	if (stored)
-		*stored = sl->key;
+		*stored = copy;
 	if (added)
 		*added = true;
 	return 0;
@@ -254,11 +203,11 @@ static void strmap_free(struct strmap *m)
 {
 	size_t i;
 
-	for (i = 0; i < m->cap; i++)
-		free(m->slots[i].key);
-	free(m->slots);
-	m->slots = NULL;
-	m->cap = m->nr = 0;
+	for (i = 0; i < m->nr; i++)
+		free(m->entries[i].key);
+	free(m->entries);
+	index_table__release(&m->index);
+	memset(m, 0, sizeof(*m));
 }
 
 static const char *intern(struct symbolizer *s, const char *str)
@@ -280,7 +229,7 @@ static void add_note(struct symbolizer *s, const char *what, const char *why)
 	if (asprintf(&note, "%s: %s", what, why) < 0)
 		return;
 	if (!strmap_put(&s->note_set, note, NULL, &kept, &added) && added &&
-	    !grow((void **)&s->notes, &s->cap_notes, s->nr_notes + 1, sizeof(*s->notes)))
+	    !array_grow(&s->notes, &s->cap_notes, s->nr_notes + 1))
 		s->notes[s->nr_notes++] = (char *)kept;
 	free(note);
 }
@@ -446,7 +395,7 @@ static const char *open_error(int err)
 
 static int cache_elf(struct symbolizer *s, struct elf_entry *e)
 {
-	if (grow((void **)&s->elfs, &s->cap_elfs, s->nr_elfs + 1, sizeof(*s->elfs)))
+	if (array_grow(&s->elfs, &s->cap_elfs, s->nr_elfs + 1))
 		return -ENOMEM;
 	s->elfs[s->nr_elfs++] = e;
 	return 0;
@@ -561,7 +510,7 @@ static int paint(struct uproc *p, struct umap *m)
 	}
 	add = 1 + has_left + has_right;
 	nr = p->nr_segs - (k - i) + add;
-	if (grow((void **)&p->segs, &p->cap_segs, nr, sizeof(*p->segs)))
+	if (array_grow(&p->segs, &p->cap_segs, nr))
 		return -ENOMEM;
 	segs = p->segs;
 	memmove(&segs[i + add], &segs[k], (p->nr_segs - k) * sizeof(*segs));
@@ -616,7 +565,7 @@ static int add_mapping(struct symbolizer *s, struct uproc *p, const struct proc_
 		return -ENOMEM;
 	m = hist_find(p, pm, path, &pos);
 	if (!m) {
-		if (grow((void **)&p->hist, &p->cap_hist, p->nr_hist + 1, sizeof(*p->hist)))
+		if (array_grow(&p->hist, &p->cap_hist, p->nr_hist + 1))
 			return -ENOMEM;
 		m = calloc(1, sizeof(*m));
 		if (!m)
@@ -688,14 +637,6 @@ static void open_perfmap(struct symbolizer *s, struct uproc *p)
 
 #define PERFMAP_REREAD_NS 20000000ull /* 20 ms */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void update_perfmap(struct symbolizer *s, struct uproc *p)
 {
 	int n;
@@ -704,7 +645,7 @@ static void update_perfmap(struct symbolizer *s, struct uproc *p)
 		return;
 	n = perfmap__update(p->perfmap);
 	p->perfmap_read = true;
-	p->perfmap_read_ns = mono_ns();
+	p->perfmap_read_ns = monotime_ns();
 	/* A map that existed and vanished keeps what was read: only note errors. */
 	if (n < 0 && n != -ENOENT) {
 		char what[64];
@@ -764,7 +705,7 @@ int symbolizer__track(struct symbolizer *s, pid_t pid)
 	err = read_snapshot(s, p, true);
 	if (!err)
 		open_perfmap(s, p);
-	if (!err && grow((void **)&s->procs, &s->cap_procs, s->nr_procs + 1, sizeof(*s->procs)))
+	if (!err && array_grow(&s->procs, &s->cap_procs, s->nr_procs + 1))
 		err = -ENOMEM;
 	if (err) {
 		uproc_free(p);
@@ -893,7 +834,7 @@ static void resolve_jit(struct symbolizer *s, struct uproc *p, uint64_t ip, bool
 	 * misses (unnamed addresses symbolized one after the other) rereads it
 	 * once, not once per address.
 	 */
-	if (err == -ENOENT && mono_ns() - p->perfmap_read_ns >= PERFMAP_REREAD_NS) {
+	if (err == -ENOENT && monotime_ns() - p->perfmap_read_ns >= PERFMAP_REREAD_NS) {
 		update_perfmap(s, p);
 		err = perfmap__lookup(p->perfmap, ip, &sym);
 	}

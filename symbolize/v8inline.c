@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
 #include "lib/textscan.h"
 #include "symbolize/v8inline.h"
 #include "symbolize/v8name.h"
@@ -89,15 +90,8 @@ int v8inline__function(struct v8inline *vi, uint64_t sfi, const char *name, size
 
 	if (!sfi)
 		return 0;
-	if (vi->nfns == vi->fns_cap) {
-		size_t cap = vi->fns_cap ? vi->fns_cap * 2 : 256;
-		struct vi_fn *fns = realloc(vi->fns, cap * sizeof(*fns));
-
-		if (!fns)
-			return -ENOMEM;
-		vi->fns = fns;
-		vi->fns_cap = cap;
-	}
+	if (array_grow(&vi->fns, &vi->fns_cap, vi->nfns + 1))
+		return -ENOMEM;
 	f = &vi->fns[vi->nfns];
 	f->name = strndup(name, len);
 	if (!f->name)
@@ -109,20 +103,16 @@ int v8inline__function(struct v8inline *vi, uint64_t sfi, const char *name, size
 	return 0;
 }
 
+/* A decimal of at most max at *pp, which moves past it. */
 static bool scan_dec(const char **pp, const char *end, int64_t max, int64_t *out)
 {
 	const char *p = *pp;
-	int64_t v = 0;
+	uint64_t v;
 
-	if (p >= end || *p < '0' || *p > '9')
+	if (!textscan__dec(&p, end, &v) || v > (uint64_t)max)
 		return false;
-	for (; p < end && *p >= '0' && *p <= '9'; p++) {
-		v = v * 10 + (*p - '0');
-		if (v > max)
-			return false;
-	}
 	*pp = p;
-	*out = v;
+	*out = (int64_t)v;
 	return true;
 }
 
@@ -243,15 +233,8 @@ int v8inline__source_info(struct v8inline *vi, const char *p, size_t len)
 			goto bad;
 		code.s[code.ns++] = sfi;
 	}
-	if (vi->ncodes == vi->codes_cap) {
-		size_t cap = vi->codes_cap ? vi->codes_cap * 2 : 64;
-		struct vi_code *codes = realloc(vi->codes, cap * sizeof(*codes));
-
-		if (!codes)
-			goto nomem;
-		vi->codes = codes;
-		vi->codes_cap = cap;
-	}
+	if (array_grow(&vi->codes, &vi->codes_cap, vi->ncodes + 1))
+		goto nomem;
 	code.seq = vi->seq++;
 	vi->codes[vi->ncodes++] = code;
 	vi->codes_sorted = false;

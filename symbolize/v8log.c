@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* v8log: incremental reader of V8's per-isolate code log; see v8log.h. */
-#include "lib/textscan.h"
-#include "symbolize/v8inline.h"
 #include "symbolize/v8log.h"
 
 #include <dirent.h>
@@ -11,34 +9,26 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbolize/perfmap.h"
+#include "lib/array.h"
+#include "lib/line_tail.h"
+#include "lib/textscan.h"
+#include "symbolize/code_index.h"
+#include "symbolize/v8inline.h"
 
 /* V8's tag names are short words; anything longer is not a tag. */
 #define TAG_MAX 64
 /* Keep a big scratch buffer between lines, not between updates. */
 #define SCRATCH_KEEP (1024 * 1024)
 
+/*
+ * What a code entry keeps besides its range and name.  The name in the
+ * code index is "tag\0name": the tag is the first tag_len bytes.
+ */
 struct vl_code {
-	uint64_t start;
-	uint64_t size;
 	uint64_t sfi;
-	size_t name;		/* offset of "tag\0name\0" in names */
-	uint32_t name_len;	/* of the name alone */
+	int32_t kind;
 	uint8_t tag_len;
 	char marker[3];
-	int32_t kind;
-	bool live;		/* visible after the last index build, and not dropped since */
-	bool moved;		/* dropped by a move: the copy took over its name */
-};
-
-struct vl_parsed {
-	struct v8name name;
-	char buf[];
-};
-
-struct vl_slot {
-	uint64_t key;		/* code start */
-	size_t val;		/* index + 1 into code; 0 marks an empty slot */
 };
 
 /* The public view first, so a struct v8log_script * is also a struct vl_script *. */
@@ -50,33 +40,16 @@ struct vl_script {
 };
 
 struct v8log {
-	struct perfmap_tail tail;
+	struct line_tail tail;
 	bool has_file;
 	uint64_t isolate;
 	pid_t pid;
 	char version[128];
 
-	struct vl_code *code;
-	size_t nr, cap;
-	size_t nr_indexed;	/* code[0..nr_indexed) went through the last index build */
-	size_t nr_live;
-	bool dropped;		/* entries were dropped by events since the last build */
-
-	char *names;
-	size_t names_len, names_cap;
-
-	struct perfmap_span *segs;
-	size_t nr_segs;
-
-	/* Exact start address -> live entry, for code-move and code-delete. */
-	struct vl_slot *hash;
-	size_t hash_cap, hash_nr;
+	struct code_index *code;
 
 	struct vl_script **scripts;	/* sorted by id */
 	size_t nr_scripts, scripts_cap;
-
-	struct vl_parsed **parsed;
-	size_t nr_parsed;
 
 	char *scratch;
 	size_t scratch_cap;
@@ -114,44 +87,28 @@ static size_t split(const char *p, const char *end, struct fld *f, size_t max)
 }
 
 
-/* The whole field as hex, "0x" optional (V8 always writes it for pointers). */
-static bool fld_hex(const struct fld *f, uint64_t *out)
+/* The whole field as a number that scan (a textscan__ function) reads. */
+static bool fld_num(const struct fld *f, bool (*scan)(const char **, const char *, uint64_t *),
+		    uint64_t *out)
 {
 	const char *p = f->s, *end = f->s + f->n;
-	uint64_t v = 0;
-	int d;
+	uint64_t v;
 
-	if (end - p > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	if (p == end)
+	if (!scan(&p, end, &v) || p != end)
 		return false;
-	for (; p < end; p++) {
-		d = textscan__hex_digit(*p);
-		if (d < 0 || v > (UINT64_MAX >> 4))
-			return false;
-		v = (v << 4) | (uint64_t)d;
-	}
 	*out = v;
 	return true;
 }
 
+/* Hex, "0x" optional (V8 always writes it for pointers). */
+static bool fld_hex(const struct fld *f, uint64_t *out)
+{
+	return fld_num(f, textscan__hex_0x, out);
+}
+
 static bool fld_u64(const struct fld *f, uint64_t *out)
 {
-	uint64_t v = 0, d;
-	size_t i;
-
-	if (!f->n)
-		return false;
-	for (i = 0; i < f->n; i++) {
-		if (f->s[i] < '0' || f->s[i] > '9')
-			return false;
-		d = (uint64_t)(f->s[i] - '0');
-		if (v > (UINT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return true;
+	return fld_num(f, textscan__dec, out);
 }
 
 static bool fld_int(const struct fld *f, int *out)
@@ -339,165 +296,60 @@ static size_t unescape(const char *in, size_t n, char *out, enum esc_mode mode)
 	return o;
 }
 
-/* Decode a field into the scratch buffer, NUL-terminated; NULL on ENOMEM. */
-static char *decode(struct v8log *log, const struct fld *f, enum esc_mode mode, size_t *len)
+/*
+ * Decode a field into the scratch buffer after a copy of prefix[0..plen)
+ * (nothing when plen is 0), NUL-terminated; *len counts both.  NULL on
+ * ENOMEM.
+ */
+static char *decode_after(struct v8log *log, const char *prefix, size_t plen,
+			  const struct fld *f, enum esc_mode mode, size_t *len)
 {
-	if (log->scratch_cap < f->n + 1) {
-		size_t cap = log->scratch_cap ? log->scratch_cap : 4096;
-		char *s;
-
-		while (cap < f->n + 1)
-			cap *= 2;
-		s = realloc(log->scratch, cap);
-		if (!s)
-			return NULL;
-		log->scratch = s;
-		log->scratch_cap = cap;
-	}
-	*len = unescape(f->s, f->n, log->scratch, mode);
+	if (array_grow(&log->scratch, &log->scratch_cap, plen + f->n + 1))
+		return NULL;
+	if (plen)
+		memcpy(log->scratch, prefix, plen);
+	*len = plen + unescape(f->s, f->n, log->scratch + plen, mode);
 	log->scratch[*len] = '\0';
 	return log->scratch;
 }
 
-/* ---- start address hash ------------------------------------------------ */
-
-static size_t home(uint64_t key, size_t cap)
+static char *decode(struct v8log *log, const struct fld *f, enum esc_mode mode, size_t *len)
 {
-	/* Code starts are aligned: multiply so the low bits are mixed in. */
-	return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 32) & (cap - 1);
-}
-
-static size_t hash_get(const struct v8log *log, uint64_t key)
-{
-	size_t i;
-
-	if (!log->hash_cap)
-		return 0;
-	for (i = home(key, log->hash_cap); log->hash[i].val; i = (i + 1) & (log->hash_cap - 1)) {
-		if (log->hash[i].key == key)
-			return log->hash[i].val;
-	}
-	return 0;
-}
-
-static void hash_insert(struct vl_slot *tab, size_t cap, uint64_t key, size_t val)
-{
-	size_t i;
-
-	for (i = home(key, cap); tab[i].val; i = (i + 1) & (cap - 1)) {
-		if (tab[i].key == key)
-			break;
-	}
-	tab[i].key = key;
-	tab[i].val = val;
-}
-
-/* Room for one more key, so that the hash_put() after it cannot fail. */
-static int hash_reserve(struct v8log *log)
-{
-	if ((log->hash_nr + 1) * 2 > log->hash_cap) {
-		size_t cap = log->hash_cap ? log->hash_cap * 2 : 1024, i;
-		struct vl_slot *tab = calloc(cap, sizeof(*tab));
-
-		if (!tab)
-			return -ENOMEM;
-		for (i = 0; i < log->hash_cap; i++) {
-			if (log->hash[i].val)
-				hash_insert(tab, cap, log->hash[i].key, log->hash[i].val);
-		}
-		free(log->hash);
-		log->hash = tab;
-		log->hash_cap = cap;
-	}
-	return 0;
-}
-
-static void hash_put(struct v8log *log, uint64_t key, size_t val)
-{
-	if (!hash_get(log, key))
-		log->hash_nr++;
-	hash_insert(log->hash, log->hash_cap, key, val);
-}
-
-/* Linear probing: shift later members of the cluster back instead of tombstones. */
-static void hash_del(struct v8log *log, uint64_t key)
-{
-	size_t mask = log->hash_cap - 1, i, j, k;
-
-	if (!log->hash_cap)
-		return;
-	for (i = home(key, log->hash_cap); log->hash[i].val; i = (i + 1) & mask) {
-		if (log->hash[i].key == key)
-			break;
-	}
-	if (!log->hash[i].val)
-		return;
-	for (j = i;;) {
-		j = (j + 1) & mask;
-		if (!log->hash[j].val)
-			break;
-		k = home(log->hash[j].key, log->hash_cap);
-		/* Slot j may move to i only if its home is not in (i, j] cyclically. */
-		if (i <= j ? (k <= i || k > j) : (k <= i && k > j)) {
-			log->hash[i] = log->hash[j];
-			i = j;
-		}
-	}
-	log->hash[i].val = 0;
-	log->hash_nr--;
+	return decode_after(log, NULL, 0, f, mode, len);
 }
 
 /* ---- code entries ---------------------------------------------------- */
 
-static void drop_parsed(struct v8log *log)
+/*
+ * The parsed name must not point into the code index's names, which move:
+ * the tag is copied behind what v8name__parse_log() needs (size holds
+ * exactly that: v8name__buf_size() of tag, NUL and name).
+ */
+static void parse_name(const char *name, size_t len, const void *payload, struct v8name *out,
+		       char *buf, size_t size)
 {
-	size_t i;
+	const struct vl_code *c = payload;
+	size_t fn_len = len - c->tag_len - 1, fn_size = v8name__buf_size(fn_len);
+	char *tag = buf + fn_size;
 
-	if (!log->parsed)
-		return;
-	for (i = 0; i < log->nr_parsed; i++)
-		free(log->parsed[i]);
-	free(log->parsed);
-	log->parsed = NULL;
-	log->nr_parsed = 0;
+	memcpy(tag, name, (size_t)c->tag_len + 1);
+	v8name__parse_log(tag, c->marker, name + c->tag_len + 1, fn_len, out, buf,
+			  size - c->tag_len - 1);
 }
 
-static int code_reserve(struct v8log *log, size_t name_bytes)
-{
-	if (log->nr == log->cap) {
-		size_t cap = log->cap ? log->cap * 2 : 1024;
-		struct vl_code *code = realloc(log->code, cap * sizeof(*code));
+static const struct code_index_opts code_opts = {
+	.payload_size = sizeof(struct vl_code),
+	.by_start = true,
+	.parse = parse_name,
+};
 
-		if (!code)
-			return -ENOMEM;
-		log->code = code;
-		log->cap = cap;
-	}
-	if (log->names_cap - log->names_len < name_bytes) {
-		size_t cap = log->names_cap ? log->names_cap : 64 * 1024;
-		char *names;
-
-		while (cap - log->names_len < name_bytes)
-			cap *= 2;
-		names = realloc(log->names, cap);
-		if (!names)
-			return -ENOMEM;
-		log->names = names;
-		log->names_cap = cap;
-	}
-	return 0;
-}
-
-/* The entry at start, if any, is dead: its memory now holds other code. */
+/* The code at start, if any, is gone: its memory now holds other code. */
 static void drop_at(struct v8log *log, uint64_t start)
 {
-	size_t idx = hash_get(log, start);
+	long id = code_index__find_start(log->code, start);
 
-	if (!idx)
-		return;
-	log->code[idx - 1].live = false;
-	log->dropped = true;
-	hash_del(log, start);
+	if (id >= 0)
+		code_index__drop(log->code, (size_t)id);
 }
 
 static void note_malformed(struct v8log *log)
@@ -514,118 +366,114 @@ static bool valid_marker(const char *s, size_t n)
 	return n <= 2 && v8name__marker_tier(s, n, &tier, &cs);
 }
 
-static int ev_code_creation(struct v8log *log, const char *p, const char *end)
+static bool valid_tag(const struct fld *f)
 {
-	struct fld f[6], name, sfi_f, marker = { "", 0 };
-	uint64_t start, size, sfi = 0;
-	const char *c1, *c2;
-	struct vl_code *e;
-	size_t len, i;
-	char *dec;
-	int kind;
+	size_t i;
 
-	/* tag, kind, time, start, size, then the name and its optional tail */
-	if (split(p, end, f, 6) != 6 || !f[0].n || f[0].n > TAG_MAX || !fld_int(&f[1], &kind) ||
-	    !fld_is_number(&f[2]) || !fld_hex(&f[3], &start) ||
-	    !fld_u64(&f[4], &size) || size > UINT64_MAX - start)
-		goto bad;
-	for (i = 0; i < f[0].n; i++) {
-		char c = f[0].s[i];
+	if (!f->n || f->n > TAG_MAX)
+		return false;
+	for (i = 0; i < f->n; i++) {
+		char c = f->s[i];
 
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
 		      c == '_' || c == '-'))
-			goto bad;
+			return false;
 	}
+	return true;
+}
 
-	/*
-	 * Function names are written raw and may hold commas: take the
-	 * ",0x<sfi>,<marker>" tail from the end, the name is what is left.
-	 */
+/*
+ * Function names are written raw and may hold commas: take the
+ * ",0x<sfi>,<marker>" tail from the end of *name, the name is what is left.
+ */
+static void split_name_tail(struct fld *name, uint64_t *sfi, struct fld *marker)
+{
+	const char *c1, *c2 = memrchr(name->s, ',', name->n);
+	struct fld sfi_f;
+
+	if (!c2 || !valid_marker(c2 + 1, (size_t)(name->s + name->n - c2 - 1)))
+		return;
+	c1 = memrchr(name->s, ',', (size_t)(c2 - name->s));
+	if (!c1)
+		return;
+	sfi_f.s = c1 + 1;
+	sfi_f.n = (size_t)(c2 - c1 - 1);
+	if (sfi_f.n > 2 && sfi_f.s[0] == '0' && sfi_f.s[1] == 'x' && fld_hex(&sfi_f, sfi)) {
+		marker->s = c2 + 1;
+		marker->n = (size_t)(name->s + name->n - marker->s);
+		name->n = (size_t)(c1 - name->s);
+	}
+}
+
+static int ev_code_creation(struct v8log *log, const char *p, const char *end)
+{
+	struct fld f[6], name, marker = { "", 0 };
+	uint64_t start, size, sfi = 0;
+	struct vl_code c = { 0 };
+	size_t len;
+	char *dec;
+	long id;
+	int kind;
+
+	/* tag, kind, time, start, size, then the name and its optional tail */
+	if (split(p, end, f, 6) != 6 || !valid_tag(&f[0]) || !fld_int(&f[1], &kind) ||
+	    !fld_is_number(&f[2]) || !fld_hex(&f[3], &start) ||
+	    !fld_u64(&f[4], &size) || size > UINT64_MAX - start) {
+		note_malformed(log);
+		return 0;
+	}
 	name = f[5];
-	c2 = memrchr(name.s, ',', name.n);
-	if (c2 && valid_marker(c2 + 1, (size_t)(name.s + name.n - c2 - 1))) {
-		c1 = memrchr(name.s, ',', (size_t)(c2 - name.s));
-		sfi_f.s = c1 ? c1 + 1 : NULL;
-		sfi_f.n = c1 ? (size_t)(c2 - c1 - 1) : 0;
-		if (c1 && sfi_f.n > 2 && sfi_f.s[0] == '0' && sfi_f.s[1] == 'x' &&
-		    fld_hex(&sfi_f, &sfi)) {
-			marker.s = c2 + 1;
-			marker.n = (size_t)(name.s + name.n - marker.s);
-			name.n = (size_t)(c1 - name.s);
-		}
-	}
+	split_name_tail(&name, &sfi, &marker);
 
-	/* Whatever started here before is gone: code objects do not overlap. */
 	if (!size) {
+		/* Whatever started here before is gone, and this covers nothing. */
 		drop_at(log, start);
-		return 1;	/* and this covers nothing */
+		return 1;
 	}
-	dec = decode(log, &name, ESC_CODE_NAME, &len);
-	if (!dec || len > UINT32_MAX || code_reserve(log, f[0].n + 1 + len + 1) < 0 ||
-	    hash_reserve(log) < 0)
+	dec = decode_after(log, f[0].s, f[0].n + 1, &name, ESC_CODE_NAME, &len);
+	if (!dec)
 		return -ENOMEM;
-	drop_at(log, start);
-	hash_put(log, start, log->nr + 1);
-	e = &log->code[log->nr];
-	e->start = start;
-	e->size = size;
-	e->sfi = sfi;
-	e->kind = kind;
-	e->name = log->names_len;
-	e->name_len = (uint32_t)len;
-	e->tag_len = (uint8_t)f[0].n;
-	memcpy(e->marker, marker.s, marker.n);
-	e->marker[marker.n] = '\0';
-	e->live = true;
-	e->moved = false;
-	memcpy(log->names + log->names_len, f[0].s, f[0].n);
-	log->names[log->names_len + f[0].n] = '\0';
-	memcpy(log->names + log->names_len + f[0].n + 1, dec, len);
-	log->names[log->names_len + f[0].n + 1 + len] = '\0';
-	log->names_len += f[0].n + 1 + len + 1;
-	log->nr++;
+	/* The tag's comma becomes the NUL between tag and name. */
+	dec[f[0].n] = '\0';
+	c.sfi = sfi;
+	c.kind = kind;
+	c.tag_len = (uint8_t)f[0].n;
+	memcpy(c.marker, marker.s, marker.n);
+	c.marker[marker.n] = '\0';
+	/* A creation at the start of live code replaces it (code_index.h). */
+	id = code_index__add(log->code, start, size, dec, len, &c);
+	if (id < 0)
+		return -ENOMEM;
 	if (sfi && f[0].n == 2 && !memcmp(f[0].s, "JS", 2) &&
-	    v8inline__function(log->inl, sfi, log->names + e->name + f[0].n + 1, len))
+	    v8inline__function(log->inl, sfi, dec + f[0].n + 1, len - f[0].n - 1))
 		return -ENOMEM;
 	return 1;
-bad:
-	note_malformed(log);
-	return 0;
 }
 
 static int ev_code_move(struct v8log *log, const char *p, const char *end)
 {
+	struct code_entry e;
 	uint64_t from, to;
-	struct vl_code copy;
 	struct fld f[2];
-	size_t idx;
+	long id;
 
 	if (split(p, end, f, 2) != 2 || !fld_hex(&f[0], &from) || !fld_hex(&f[1], &to))
 		goto bad;
 	v8inline__move(log->inl, from, to);
-	idx = hash_get(log, from);
-	if (!idx) {
+	id = code_index__find_start(log->code, from);
+	if (id < 0) {
 		/* Code logged before we looked, or while V8 stopped logging. */
 		log->unmatched++;
 		return 1;
 	}
-	copy = log->code[idx - 1];
-	if (copy.size > UINT64_MAX - to)
+	code_index__get(log->code, (size_t)id, &e);
+	if (e.size > UINT64_MAX - to)
 		goto bad;
 	if (from == to)
 		return 1;
-	if (code_reserve(log, 0) < 0 || hash_reserve(log) < 0)
-		return -ENOMEM;
-	drop_at(log, from);
-	drop_at(log, to);
-	hash_put(log, to, log->nr + 1);
 	/* The moved code is the newest at its new place: a new entry, same name. */
-	log->code[idx - 1].moved = true;
-	copy.start = to;
-	copy.live = true;
-	copy.moved = false;
-	log->code[log->nr++] = copy;
-	return 1;
+	id = code_index__move(log->code, (size_t)id, to);
+	return id < 0 ? (int)id : 1;
 bad:
 	note_malformed(log);
 	return 0;
@@ -640,7 +488,7 @@ static int ev_code_delete(struct v8log *log, const char *p, const char *end)
 		note_malformed(log);
 		return 0;
 	}
-	if (!hash_get(log, start))
+	if (code_index__find_start(log->code, start) < 0)
 		log->unmatched++;
 	drop_at(log, start);
 	return 1;
@@ -674,15 +522,8 @@ static struct vl_script *script_get(struct v8log *log, int id, bool create)
 		return log->scripts[lo];
 	if (!create)
 		return NULL;
-	if (log->nr_scripts == log->scripts_cap) {
-		size_t cap = log->scripts_cap ? log->scripts_cap * 2 : 64;
-		struct vl_script **scripts = realloc(log->scripts, cap * sizeof(*scripts));
-
-		if (!scripts)
-			return NULL;
-		log->scripts = scripts;
-		log->scripts_cap = cap;
-	}
+	if (array_grow(&log->scripts, &log->scripts_cap, log->nr_scripts + 1))
+		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return NULL;
@@ -792,7 +633,7 @@ bad:
 
 static int parse_line(struct v8log *log, const char *line, size_t len)
 {
-	const char *end = line + len, *comma, *rest;
+	const char *end, *comma, *rest;
 	struct fld ev;
 	int ret;
 
@@ -801,6 +642,7 @@ static int parse_line(struct v8log *log, const char *line, size_t len)
 		note_malformed(log);
 		return 0;
 	}
+	end = line + len;
 	comma = memchr(line, ',', len);
 	ev.s = line;
 	ev.n = (size_t)((comma ? comma : end) - line);
@@ -841,170 +683,6 @@ static int parse_line(struct v8log *log, const char *line, size_t len)
 	return ret < 0 ? ret : 0;
 }
 
-/* ---- index ------------------------------------------------------------------ */
-
-static int span_cmp(const void *a, const void *b)
-{
-	const struct perfmap_span *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	if (x->id != y->id)
-		return x->id < y->id ? -1 : 1;
-	return 0;
-}
-
-/*
- * Drop dead entries and their names, keep the order (age).  Everything is
- * allocated first: failing leaves all as it was, compaction is only about
- * memory.
- */
-static int compact(struct v8log *log, size_t live_names)
-{
-	size_t *remap, r, w = 0, off = 0, cap = 16;
-	struct vl_slot *hash;
-	char *names;
-
-	while (cap < log->nr_live * 2)
-		cap *= 2;
-	remap = malloc(log->nr * sizeof(*remap));
-	names = malloc(live_names ? live_names : 1);
-	hash = calloc(cap, sizeof(*hash));
-	if (!remap || !names || !hash) {
-		free(remap);
-		free(names);
-		free(hash);
-		return -ENOMEM;
-	}
-	for (r = 0; r < log->nr; r++) {
-		struct vl_code *e = &log->code[r];
-		size_t bytes = (size_t)e->tag_len + 1 + e->name_len + 1;
-
-		if (r < log->nr_parsed && !e->live) {
-			free(log->parsed[r]);
-			log->parsed[r] = NULL;
-		}
-		if (!e->live)
-			continue;
-		if (r < log->nr_parsed) {
-			struct vl_parsed *parsed = log->parsed[r];
-
-			log->parsed[r] = NULL;
-			log->parsed[w] = parsed;
-		}
-		memcpy(names + off, log->names + e->name, bytes);
-		log->code[w] = *e;
-		log->code[w].name = off;
-		off += bytes;
-		hash_insert(hash, cap, e->start, w + 1);
-		remap[r] = w++;
-	}
-	for (r = 0; r < log->nr_segs; r++)
-		log->segs[r].id = remap[log->segs[r].id];
-	free(remap);
-	free(log->names);
-	log->names = names;
-	log->names_len = log->names_cap = live_names;
-	free(log->hash);
-	log->hash = hash;
-	log->hash_cap = cap;
-	log->hash_nr = w;
-	log->nr = log->nr_indexed = w;
-	if (log->cap > 1024 && log->cap / 4 > log->nr) {
-		size_t ncap = log->nr * 2 > 1024 ? log->nr * 2 : 1024;
-		struct vl_code *code = realloc(log->code, ncap * sizeof(*code));
-
-		if (code) {
-			log->code = code;
-			log->cap = ncap;
-		}
-	}
-	return 0;
-}
-
-/*
- * As in perfmap: the visible pieces of the old entries (less those dropped
- * by moves and deletes since) flattened with the new entries.  What a
- * dropped entry hid stays hidden: it was dead code under live code.
- */
-static int reindex(struct v8log *log)
-{
-	size_t k = 0, nr_in = 0, i, j, nr_old = 0, nr_segs;
-	size_t dead = 0, dead_names = 0, live_names = 0;
-	struct perfmap_span *in, *segs;
-	bool sorted = true;
-	int err;
-
-	if (log->nr_indexed == log->nr && !log->dropped)
-		return 0;
-	in = malloc((log->nr_segs + log->nr - log->nr_indexed + 1) * sizeof(*in));
-	if (!in)
-		return -ENOMEM;
-	for (i = 0; i < log->nr_segs; i++) {
-		if (log->code[log->segs[i].id].live)
-			log->segs[nr_old++] = log->segs[i];
-	}
-	log->nr_segs = nr_old;
-	for (i = log->nr_indexed; i < log->nr; i++) {
-		struct perfmap_span *s = &in[nr_old + k];
-
-		if (!log->code[i].live)
-			continue;
-		s->start = log->code[i].start;
-		s->end = log->code[i].start + log->code[i].size;
-		s->id = i;
-		if (k && s->start < s[-1].start)
-			sorted = false;
-		k++;
-	}
-	if (!sorted)
-		qsort(in + nr_old, k, sizeof(*in), span_cmp);
-	i = 0;
-	j = nr_old;
-	while (i < nr_old || j < nr_old + k) {
-		if (j == nr_old + k || (i < nr_old && log->segs[i].start <= in[j].start))
-			in[nr_in++] = log->segs[i++];
-		else
-			in[nr_in++] = in[j++];
-	}
-	err = perfmap_spans__flatten(in, nr_in, &segs, &nr_segs);
-	free(in);
-	if (err < 0)
-		return err;
-	free(log->segs);
-	log->segs = segs;
-	log->nr_segs = nr_segs;
-	log->nr_indexed = log->nr;
-	log->dropped = false;
-
-	/*
-	 * Live now means visible somewhere.  Entries hidden by newer code leave
-	 * the start hash: a later move of that address is about the new code.
-	 */
-	for (i = 0; i < log->nr; i++)
-		log->code[i].live = false;
-	for (i = 0; i < nr_segs; i++)
-		log->code[segs[i].id].live = true;
-	for (i = 0; i < log->nr; i++) {
-		struct vl_code *e = &log->code[i];
-		size_t bytes = (size_t)e->tag_len + 1 + e->name_len + 1;
-
-		if (e->live) {
-			live_names += bytes;
-			continue;
-		}
-		if (hash_get(log, e->start) == i + 1)
-			hash_del(log, e->start);
-		dead++;
-		if (!e->moved)
-			dead_names += bytes;
-	}
-	log->nr_live = log->nr - dead;
-	if (dead * 2 > log->nr || dead_names * 2 > log->names_len)
-		compact(log, live_names);
-	return 0;
-}
-
 /* ---- API ---------------------------------------------------------------------- */
 
 static int tail_restart(void *ctx);
@@ -1014,7 +692,7 @@ static int tail_line(void *ctx, const char *line, size_t len)
 	return parse_line(ctx, line, len);
 }
 
-static const struct perfmap_tail_ops tail_ops = {
+static const struct line_tail_ops tail_ops = {
 	.restart = tail_restart,
 	.line = tail_line,
 };
@@ -1023,19 +701,10 @@ static void clear(struct v8log *log)
 {
 	size_t i;
 
-	drop_parsed(log);
+	code_index__clear(log->code);
 	for (i = 0; i < log->nr_scripts; i++)
 		script_free(log->scripts[i]);
 	log->nr_scripts = 0;
-	log->nr = log->nr_indexed = log->nr_live = 0;
-	log->dropped = false;
-	log->names_len = 0;
-	free(log->segs);
-	log->segs = NULL;
-	log->nr_segs = 0;
-	free(log->hash);
-	log->hash = NULL;
-	log->hash_cap = log->hash_nr = 0;
 	log->version[0] = '\0';
 	log->lines = log->events = 0;
 	log->malformed = log->first_malformed = log->unmatched = 0;
@@ -1056,18 +725,12 @@ struct v8log *v8log__new(const char *path)
 	if (!log)
 		return NULL;
 	log->inl = v8inline__new();
-	if (!log->inl) {
-		free(log);
-		errno = ENOMEM;
-		return NULL;
-	}
+	log->code = code_index__new(&code_opts);
+	if (!log->inl || !log->code)
+		goto nomem;
 	if (path) {
-		if (perfmap_tail__init(&log->tail, path, V8LOG_LINE_MAX) < 0) {
-			v8inline__free(log->inl);
-			free(log);
-			errno = ENOMEM;
-			return NULL;
-		}
+		if (line_tail__init(&log->tail, path, V8LOG_LINE_MAX) < 0)
+			goto nomem;
 		log->has_file = true;
 		if (v8log__parse_filename(path, &log->isolate, &log->pid) < 0) {
 			log->isolate = 0;
@@ -1075,6 +738,12 @@ struct v8log *v8log__new(const char *path)
 		}
 	}
 	return log;
+nomem:
+	code_index__free(log->code);
+	v8inline__free(log->inl);
+	free(log);
+	errno = ENOMEM;
+	return NULL;
 }
 
 void v8log__free(struct v8log *log)
@@ -1083,10 +752,9 @@ void v8log__free(struct v8log *log)
 		return;
 	clear(log);
 	if (log->has_file)
-		perfmap_tail__release(&log->tail);
+		line_tail__release(&log->tail);
 	free(log->scripts);
-	free(log->code);
-	free(log->names);
+	code_index__free(log->code);
 	free(log->scratch);
 	v8inline__free(log->inl);
 	free(log);
@@ -1130,7 +798,7 @@ int v8log__inline_stack(struct v8log *log, uint64_t start, uint64_t off,
 
 static int finish(struct v8log *log, int err)
 {
-	int ierr = reindex(log);
+	int ierr = code_index__reindex(log->code);
 
 	if (log->scratch_cap > SCRATCH_KEEP) {
 		free(log->scratch);
@@ -1149,25 +817,13 @@ int v8log__update(struct v8log *log)
 	if (!log->has_file)
 		return -EINVAL;
 	log->added = 0;
-	return finish(log, perfmap_tail__read(&log->tail, &tail_ops, log));
+	return finish(log, line_tail__read(&log->tail, &tail_ops, log));
 }
 
 int v8log__parse_buf(struct v8log *log, const char *buf, size_t len)
 {
-	const char *p = buf, *end = buf + len, *nl;
-	int err = 0;
-
 	log->added = 0;
-	while (p < end) {
-		nl = memchr(p, '\n', (size_t)(end - p));
-		if (!nl)
-			nl = end;
-		err = parse_line(log, p, (size_t)(nl - p));
-		if (err < 0)
-			break;
-		p = nl + 1;
-	}
-	return finish(log, err);
+	return finish(log, line_tail__feed(buf, len, SIZE_MAX, &tail_ops, log));
 }
 
 uint64_t v8log__isolate(const struct v8log *log)
@@ -1204,50 +860,26 @@ const struct v8log_script *v8log__script(const struct v8log *log, int id)
 
 int v8log__lookup(struct v8log *log, uint64_t addr, struct v8log_sym *out)
 {
-	ptrdiff_t i = perfmap_spans__find(log->segs, log->nr_segs, addr);
-	const struct vl_code *e;
-	struct vl_parsed *parsed;
-	const char *tag, *name;
-	size_t id;
+	const struct vl_code *c;
+	struct code_entry e;
+	int err;
 
-	if (i < 0)
-		return -ENOENT;
-	id = log->segs[i].id;
-	e = &log->code[id];
-	tag = log->names + e->name;
-	name = tag + e->tag_len + 1;
-	if (log->nr_parsed < log->nr) {
-		struct vl_parsed **grown = realloc(log->parsed, log->nr * sizeof(*grown));
-
-		if (!grown)
-			return -ENOMEM;
-		memset(grown + log->nr_parsed, 0, (log->nr - log->nr_parsed) * sizeof(*grown));
-		log->parsed = grown;
-		log->nr_parsed = log->nr;
-	}
-	parsed = log->parsed[id];
-	if (!parsed) {
-		size_t size = v8name__buf_size(e->name_len);
-
-		parsed = malloc(sizeof(*parsed) + size);
-		if (!parsed)
-			return -ENOMEM;
-		v8name__parse_log(tag, e->marker, name, e->name_len, &parsed->name, parsed->buf,
-				  size);
-		log->parsed[id] = parsed;
-	}
-	out->start = e->start;
-	out->size = e->size;
-	out->kind = e->kind;
-	out->sfi = e->sfi;
-	out->raw = name;
-	out->name = parsed->name;
+	err = code_index__lookup(log->code, addr, &e);
+	if (err < 0)
+		return err;
+	c = e.payload;
+	out->start = e.start;
+	out->size = e.size;
+	out->kind = c->kind;
+	out->sfi = c->sfi;
+	out->raw = e.name + c->tag_len + 1;
+	out->name = *e.parsed;
 	return 0;
 }
 
 size_t v8log__count(const struct v8log *log)
 {
-	return log->nr_live;
+	return code_index__count(log->code);
 }
 
 size_t v8log__malformed(const struct v8log *log)
@@ -1265,16 +897,15 @@ void v8log__stats(const struct v8log *log, struct v8log_stats *st)
 	size_t i;
 
 	memset(st, 0, sizeof(*st));
-	st->code = log->nr_live;
-	st->segments = log->nr_segs;
+	st->code = code_index__count(log->code);
+	st->segments = code_index__segments(log->code);
 	st->scripts = log->nr_scripts;
 	st->lines = log->lines;
 	st->events = log->events;
 	st->malformed = log->malformed;
 	st->first_malformed_line = log->first_malformed;
 	st->unmatched_moves = log->unmatched;
-	st->mem_bytes = sizeof(*log) + log->cap * sizeof(*log->code) + log->names_cap +
-			log->nr_segs * sizeof(*log->segs) + log->hash_cap * sizeof(*log->hash) +
+	st->mem_bytes = sizeof(*log) + code_index__mem_bytes(log->code) +
 			log->scripts_cap * sizeof(*log->scripts) + log->scratch_cap;
 	for (i = 0; i < log->nr_scripts; i++) {
 		const struct vl_script *s = log->scripts[i];

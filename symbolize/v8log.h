@@ -29,16 +29,16 @@
  * lies between the size and a trailing ",0x<sfi>,<marker>".
  *
  * Code ranges: the newest code-creation covering an address wins (as in
- * perfmap.h, whose index this uses); code-move moves an entry (it becomes
+ * perfmap.h; both keep a code_index.h); code-move moves an entry (it becomes
  * the newest), code-delete and a creation at the same start drop one.
  * Code hidden entirely by newer code is dead (live code objects never
  * overlap) and stays dropped when the newer code moves away.  (No
  * code-move was seen from node 20 / V8 11.3 run with --perf-basic-prof,
  * which turns off code-space compaction; other setups do move code.)
  *
- * Reading follows perfmap.h: only complete lines appended since the last
- * update are read, a rewritten or replaced file starts over, malformed
- * lines are counted and skipped, never fatal.
+ * Reading follows perfmap.h (lib/line_tail.h): only complete lines appended
+ * since the last update are read, a rewritten or replaced file starts
+ * over, malformed lines are counted and skipped, never fatal.
  *
  * Ownership and lifetime: the log owns every string and struct it hands
  * out; they stay valid until the next v8log__update(), v8log__parse_buf()

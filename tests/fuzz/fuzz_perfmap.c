@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "symbolize/code_index.h"
 #include "symbolize/perfmap.h"
 
 static volatile size_t sink;
@@ -33,7 +34,7 @@ static void check_lookup(struct perfmap *pm, uint64_t addr)
 /* Spans from the input in a 256-byte space: flatten must agree with painting. */
 static void check_flatten(const uint8_t *data, size_t size)
 {
-	struct perfmap_span in[32], *out;
+	struct code_span in[32], *out;
 	int winner[256];
 	size_t n = 0, nr_out, i, j;
 	ptrdiff_t f;
@@ -51,16 +52,16 @@ static void check_flatten(const uint8_t *data, size_t size)
 			winner[j] = (int)i;
 	}
 	for (i = 1; i < n; i++) {
-		struct perfmap_span t = in[i];
+		struct code_span t = in[i];
 
 		for (j = i; j > 0 && in[j - 1].start > t.start; j--)
 			in[j] = in[j - 1];
 		in[j] = t;
 	}
-	if (perfmap_spans__flatten(in, n, &out, &nr_out) < 0)
+	if (code_spans__flatten(in, n, &out, &nr_out) < 0)
 		return;
 	for (i = 0; i < 256; i++) {
-		f = perfmap_spans__find(out, nr_out, i);
+		f = code_spans__find(out, nr_out, i);
 		if ((winner[i] < 0) != (f < 0) || (f >= 0 && (int)out[f].id != winner[i]))
 			__builtin_trap();
 	}

@@ -202,62 +202,6 @@ static void test_newest_wins(void **state)
 	perfmap__free(pm);
 }
 
-/* Newest-wins by brute force over random spans, against the flattened index. */
-static void test_flatten_random(void **state)
-{
-	enum { N = 60, SPACE = 400 };
-	struct perfmap_span in[N], *out;
-	size_t nr_out, i, j, round;
-	int winner[SPACE];
-	ptrdiff_t f;
-
-	(void)state;
-	srandom(42);
-	for (round = 0; round < 300; round++) {
-		size_t n = 1 + (size_t)random() % N;
-
-		for (i = 0; i < n; i++) {
-			in[i].start = (uint64_t)(random() % SPACE);
-			in[i].end = in[i].start + 1 + (uint64_t)(random() % (round % 2 ? 40 : 200));
-			if (in[i].end > SPACE)
-				in[i].end = SPACE;
-			in[i].id = i;
-		}
-		for (i = 0; i < SPACE; i++)
-			winner[i] = -1;
-		for (i = 0; i < n; i++) {
-			for (j = in[i].start; j < in[i].end; j++)
-				winner[j] = (int)i;	/* later ids are newer */
-		}
-		/* flatten wants them sorted by start; ids keep the age */
-		for (i = 1; i < n; i++) {
-			struct perfmap_span t = in[i];
-
-			for (j = i; j > 0 && in[j - 1].start > t.start; j--)
-				in[j] = in[j - 1];
-			in[j] = t;
-		}
-		assert_int_equal(perfmap_spans__flatten(in, n, &out, &nr_out), 0);
-		for (i = 0; i + 1 < nr_out; i++) {
-			assert_true(out[i].start < out[i].end);
-			assert_true(out[i].end <= out[i + 1].start);
-			if (out[i].end == out[i + 1].start)
-				assert_true(out[i].id != out[i + 1].id);
-		}
-		for (i = 0; i < SPACE; i++) {
-			f = perfmap_spans__find(out, nr_out, i);
-			if (winner[i] < 0)
-				assert_true(f < 0);
-			else
-				assert_int_equal(out[f].id, winner[i]);
-		}
-		free(out);
-	}
-	assert_int_equal(perfmap_spans__flatten(in, 0, &out, &nr_out), 0);
-	assert_null(out);
-	assert_int_equal(nr_out, 0);
-}
-
 static void test_incremental(void **state)
 {
 	static const char first[] = "1000 10 JS:~a x.js:1:1\n2000 10 JS:~b x.js:2:2\n3000 10 JS:~c x.js:3:3\n";
@@ -574,7 +518,6 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_nul_and_junk),
 		cmocka_unit_test(test_newest_wins),
-		cmocka_unit_test(test_flatten_random),
 		cmocka_unit_test(test_incremental),
 		cmocka_unit_test(test_partial_line),
 		cmocka_unit_test(test_restart),

@@ -449,6 +449,31 @@ static void test_moves_and_overlaps(void **state)
 #undef FEED
 }
 
+/* A name looked up before the log grew is whole when looked up again after. */
+static void test_names_after_growth(void **state)
+{
+	struct v8log *log = parse("code-creation,Builtin,2,1,0x1000,16,ArrayPush\n");
+	struct v8log_sym sym;
+	char line[128];
+	size_t i;
+	int len;
+
+	(void)state;
+	assert_int_equal(v8log__lookup(log, 0x1000, &sym), 0);
+	assert_string_equal(sym.name.tag, "Builtin");
+	for (i = 0; i < 5000; i++) {
+		len = snprintf(line, sizeof(line), "code-creation,Handler,3,%zu,0x%zx,16,h%zu\n", i,
+			       0x100000 + i * 0x100, i);
+		assert_int_equal(v8log__parse_buf(log, line, (size_t)len), 1);
+	}
+	assert_int_equal(v8log__lookup(log, 0x1000, &sym), 0);
+	assert_string_equal(sym.name.tag, "Builtin");
+	assert_string_equal(sym.name.function, "ArrayPush");
+	assert_string_equal(sym.raw, "ArrayPush");
+	assert_int_equal(sym.name.kind, V8NAME_BUILTIN);
+	v8log__free(log);
+}
+
 /* Code re-created and moved in place many times: memory follows live code. */
 static void test_memory_bounded(void **state)
 {
@@ -841,6 +866,7 @@ int main(void)
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_moves_and_overlaps),
+		cmocka_unit_test(test_names_after_growth),
 		cmocka_unit_test(test_memory_bounded),
 		cmocka_unit_test(test_incremental),
 		cmocka_unit_test(test_node_fib),

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* line_tail: incremental reader of a file that grows by lines; see line_tail.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/line_tail.h"
+
+/*
+ * Reads are sized to what was appended, within these bounds: big reads for
+ * the first load of a large file, and no buffer kept between reads (a host
+ * tails hundreds of these files).
+ */
+#define TAIL_CHUNK_MIN (4 * 1024)
+#define TAIL_CHUNK_MAX (1024 * 1024)
+
+int line_tail__init(struct line_tail *t, const char *path, size_t max_line)
+{
+	memset(t, 0, sizeof(*t));
+	t->path = strdup(path);
+	if (!t->path)
+		return -ENOMEM;
+	t->max_line = max_line ? max_line : LINE_TAIL_MAX_DEFAULT;
+	return 0;
+}
+
+void line_tail__release(struct line_tail *t)
+{
+	free(t->path);
+	free(t->buf);
+	memset(t, 0, sizeof(*t));
+}
+
+/* The one place the file is opened: a regular file, or a negative errno. */
+static int tail_open(const struct line_tail *t, struct stat *st)
+{
+	int fd, err;
+
+	fd = open(t->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!n)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/*
+ * Was the file rewritten under us?  V8 opens the map with "w": a new
+ * process that reuses the pid truncates the same inode and writes again,
+ * possibly past our offset before we look.  The bytes just before the
+ * offset then differ from what was read.
+ */
+static bool tail_rewritten(struct line_tail *t, int fd, const struct stat *st)
+{
+	uint8_t now[sizeof(t->check)];
+
+	if (!t->known)
+		return false;
+	if ((uint64_t)st->st_dev != t->dev || (uint64_t)st->st_ino != t->ino)
+		return true;
+	if ((uint64_t)st->st_size < t->offset)
+		return true;
+	if (!t->check_len)
+		return false;
+	if (pread_full(fd, now, t->check_len, t->offset - t->check_len) != (ssize_t)t->check_len)
+		return true;
+	return memcmp(now, t->check, t->check_len) != 0;
+}
+
+/* Remember the bytes before the offset, for tail_rewritten() next time. */
+static void tail_remember(struct line_tail *t, int fd)
+{
+	t->check_len = t->offset < sizeof(t->check) ? (size_t)t->offset : sizeof(t->check);
+	if (t->check_len &&
+	    pread_full(fd, t->check, t->check_len, t->offset - t->check_len) != (ssize_t)t->check_len)
+		t->check_len = 0;
+}
+
+/*
+ * First call: a buffer for the new bytes.  Later: a full buffer holding part
+ * of one line (never more than max_line bytes: longer lines are skipped),
+ * so doubling is bounded.
+ */
+static int tail_grow(struct line_tail *t, uint64_t pending)
+{
+	size_t cap = t->cap * 2;
+	char *buf;
+
+	if (!t->cap) {
+		cap = pending + 1 < TAIL_CHUNK_MAX ? (size_t)pending + 1 : TAIL_CHUNK_MAX;
+		if (cap < TAIL_CHUNK_MIN)
+			cap = TAIL_CHUNK_MIN;
+	}
+	buf = realloc(t->buf, cap);
+	if (!buf)
+		return -ENOMEM;
+	t->buf = buf;
+	t->cap = cap;
+	return 0;
+}
+
+/*
+ * Offer the complete lines of buf[0..*have), whose bytes from scan on are
+ * new, then drop what was consumed from the buffer and move the offset
+ * past it.  0, or the negative return of ops->line (the offset then stops
+ * before that line).
+ */
+static int tail_lines(struct line_tail *t, size_t *have, size_t scan,
+		      const struct line_tail_ops *ops, void *ctx, size_t *nlines)
+{
+	size_t start = 0, e;
+	char *nl;
+	int err;
+
+	while ((nl = memchr(t->buf + scan, '\n', *have - scan))) {
+		e = (size_t)(nl - t->buf);
+		if (t->skipping) {
+			t->skipping = false;
+		} else {
+			if (e - start > t->max_line)
+				err = ops->line(ctx, NULL, e - start);
+			else
+				err = ops->line(ctx, t->buf + start, e - start);
+			if (err < 0) {
+				t->offset += start;
+				return err;
+			}
+			(*nlines)++;
+		}
+		start = scan = e + 1;
+	}
+	/* No newline in sight for too long: skip the line, do not buffer it. */
+	if (!t->skipping && *have - start > t->max_line) {
+		err = ops->line(ctx, NULL, *have - start);
+		if (err < 0) {
+			t->offset += start;
+			return err;
+		}
+		(*nlines)++;
+		t->skipping = true;
+	}
+	if (t->skipping)
+		start = *have;
+	t->offset += start;
+	memmove(t->buf, t->buf + start, *have - start);
+	*have -= start;
+	return 0;
+}
+
+int line_tail__read(struct line_tail *t, const struct line_tail_ops *ops, void *ctx)
+{
+	size_t have = 0, scan, nlines = 0;
+	struct stat st;
+	int fd, err = 0;
+	ssize_t n;
+
+	fd = tail_open(t, &st);
+	if (fd < 0)
+		return fd;
+	if (tail_rewritten(t, fd, &st)) {
+		t->offset = 0;
+		t->skipping = false;
+		t->check_len = 0;
+		t->restarts++;
+		err = ops->restart(ctx);
+		if (err < 0) {
+			close(fd);
+			return err;
+		}
+	}
+	t->known = true;
+	t->dev = (uint64_t)st.st_dev;
+	t->ino = (uint64_t)st.st_ino;
+
+	for (;;) {
+		if (have == t->cap) {
+			uint64_t size = (uint64_t)st.st_size;
+
+			err = tail_grow(t, size > t->offset ? size - t->offset : 0);
+			if (err < 0)
+				goto out;
+		}
+		n = pread(fd, t->buf + have, t->cap - have, (off_t)(t->offset + have));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			goto out;
+		}
+		if (!n)
+			break;
+		t->bytes_read += (uint64_t)n;
+		scan = have;
+		have += (size_t)n;
+		err = tail_lines(t, &have, scan, ops, ctx, &nlines);
+		if (err < 0)
+			goto out;
+	}
+	err = nlines > INT_MAX ? INT_MAX : (int)nlines;
+out:
+	/* Also after an error part-way: the offset may have moved. */
+	tail_remember(t, fd);
+	free(t->buf);
+	t->buf = NULL;
+	t->cap = 0;
+	close(fd);
+	return err;
+}
+
+int line_tail__feed(const char *buf, size_t len, size_t max_line,
+		    const struct line_tail_ops *ops, void *ctx)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	size_t n;
+	int err;
+
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		n = (size_t)(nl - p);
+		err = ops->line(ctx, n > max_line ? NULL : p, n);
+		if (err < 0)
+			return err;
+		p = nl + 1;
+	}
+	return 0;
+}

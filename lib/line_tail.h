@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * line_tail: incremental reader of a file that grows by whole lines, such
+ * as V8's perf map and code log, polled while their writer runs.
+ *
+ * Each line_tail__read() opens the file, offers every complete line
+ * appended since the last call and closes it again.  A last line without
+ * its newline is left for a later call (a writer can be seen half-way
+ * through a line).  The file is read from scratch, after ops->restart(),
+ * when it was replaced (other device or inode), shrank below what was
+ * read, or the bytes just before the read offset changed (the writer
+ * truncated and rewrote it, e.g. a new process that reuses the pid).
+ * Lines longer than max_line are not buffered: they are offered as
+ * skipped (line NULL) as soon as they are known to be too long, and the
+ * rest of such a line is passed over.  Reads are sized to what was
+ * appended, and no buffer is kept between calls: a host tails hundreds of
+ * these files.
+ *
+ * Embed struct line_tail and use the functions; offset, bytes_read and
+ * restarts may be read for statistics.  Not thread-safe.  Actions return
+ * 0 or a negative errno.
+ */
+#ifndef ISOPROF_LIB_LINE_TAIL_H
+#define ISOPROF_LIB_LINE_TAIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* max_line when line_tail__init() is given 0. */
+#define LINE_TAIL_MAX_DEFAULT (64 * 1024)
+
+struct line_tail {
+	char *path;
+	size_t max_line;
+	bool known;		/* dev and ino describe the file read so far */
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t offset;	/* bytes consumed: up to the last newline */
+	bool skipping;		/* inside a line longer than max_line */
+	uint8_t check[32];	/* the bytes just before offset, to notice a rewrite */
+	size_t check_len;
+	char *buf;		/* only during a read */
+	size_t cap;
+	uint64_t bytes_read;	/* over all reads */
+	size_t restarts;	/* times the file was found replaced or rewritten */
+};
+
+struct line_tail_ops {
+	/* The file was replaced or rewritten: forget what its lines said. */
+	int (*restart)(void *ctx);
+	/*
+	 * One complete line without its newline; line NULL means a line longer
+	 * than max_line was skipped (len is what was seen of it).  A negative
+	 * return stops the read; that line is offered again next time.
+	 */
+	int (*line)(void *ctx, const char *line, size_t len);
+};
+
+/* A reader of path (copied; not opened yet).  -ENOMEM. */
+int line_tail__init(struct line_tail *t, const char *path, size_t max_line);
+void line_tail__release(struct line_tail *t);
+
+/*
+ * Offer every complete line appended since the last call.  Returns the
+ * number of lines offered, or a negative errno: that of open/read (-ENOENT
+ * when the file is gone), -EINVAL for a file that is not a regular file,
+ * -ENOMEM, or the first negative return of ops->line or ops->restart.
+ * Lines offered before an error stay consumed.
+ */
+int line_tail__read(struct line_tail *t, const struct line_tail_ops *ops, void *ctx);
+
+/*
+ * Offer the lines of buf[0..len) as line_tail__read() offers a file's, but
+ * a last line without its newline counts as complete (a text obtained
+ * another way, tests, fuzzing).  Lines longer than max_line are offered
+ * as skipped.  Returns 0 or the first negative return of ops->line, which
+ * stops the walk; ops->restart is not used.
+ */
+int line_tail__feed(const char *buf, size_t len, size_t max_line,
+		    const struct line_tail_ops *ops, void *ctx);
+
+#endif /* ISOPROF_LIB_LINE_TAIL_H */

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Unit tests for lib/line_tail: whole lines only, restarts, over-long
+ * lines, a callback that stops the read, files that are not there.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lib/line_tail.h"
+
+/* A fresh directory per test, in *state. */
+static int make_dir(void **state)
+{
+	char *dir = strdup("/tmp/isoprof-line-tail.XXXXXX");
+
+	if (!dir || !mkdtemp(dir)) {
+		free(dir);
+		return -1;
+	}
+	*state = dir;
+	return 0;
+}
+
+static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
+{
+	(void)sb;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+static int remove_dir(void **state)
+{
+	int err = nftw(*state, remove_one, 8, FTW_DEPTH | FTW_PHYS);
+
+	free(*state);
+	return err ? -1 : 0;
+}
+
+/* dir/name into path. */
+static void in_dir(char *path, size_t size, void **state, const char *name)
+{
+	snprintf(path, size, "%s/%s", (const char *)*state, name);
+}
+
+/* len bytes of data to path: appended (O_APPEND) or as its whole text (O_TRUNC). */
+static void put(const char *path, int how, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | how, 0644);
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, data, len), (ssize_t)len);
+	assert_int_equal(close(fd), 0);
+}
+
+static void put_str(const char *path, int how, const char *text)
+{
+	put(path, how, text, strlen(text));
+}
+
+/* What the callbacks saw: lines joined by '|', "<skip N>" for skipped ones. */
+struct seen {
+	char text[4096];
+	size_t restarts;
+	int fail_at;		/* line callback fails on this line number (1-based), 0: never */
+	int lines;
+};
+
+static int on_restart(void *ctx)
+{
+	struct seen *s = ctx;
+
+	s->restarts++;
+	s->text[0] = '\0';
+	return 0;
+}
+
+static int on_line(void *ctx, const char *line, size_t len)
+{
+	struct seen *s = ctx;
+	size_t n = strlen(s->text);
+
+	if (s->fail_at && s->lines + 1 == s->fail_at)
+		return -EIO;
+	s->lines++;
+	if (line)
+		snprintf(s->text + n, sizeof(s->text) - n, "%.*s|", (int)len, line);
+	else
+		snprintf(s->text + n, sizeof(s->text) - n, "<skip %zu>|", len);
+	return 0;
+}
+
+static const struct line_tail_ops ops = {
+	.restart = on_restart,
+	.line = on_line,
+};
+
+/* One read offers n lines (or fails with n), and all seen since the last restart reads text. */
+static void expect_read(struct line_tail *t, struct seen *s, int n, const char *text)
+{
+	assert_int_equal(line_tail__read(t, &ops, s), n);
+	assert_string_equal(s->text, text);
+}
+
+static void test_lines(void **state)
+{
+	struct seen s = { 0 };
+	struct line_tail t;
+	char path[128];
+
+	in_dir(path, sizeof(path), state, "lines");
+	assert_int_equal(line_tail__init(&t, path, 0), 0);
+	assert_int_equal(t.max_line, LINE_TAIL_MAX_DEFAULT);
+	assert_int_equal(line_tail__read(&t, &ops, &s), -ENOENT);
+
+	put_str(path, O_TRUNC, "one\n\ntwo\nthr");
+	expect_read(&t, &s, 3, "one||two|");
+	assert_int_equal(t.offset, 9);
+	assert_int_equal(t.bytes_read, 12);
+	/* Still no newline: nothing offered, the part is read again. */
+	expect_read(&t, &s, 0, "one||two|");
+	assert_int_equal(t.bytes_read, 15);
+	put_str(path, O_APPEND, "ee\nfour\n");
+	expect_read(&t, &s, 2, "one||two|three|four|");
+	assert_int_equal(t.offset, 20);
+	assert_int_equal(s.restarts, 0);
+	assert_null(t.buf);
+
+	/* A failing callback stops the read; its line comes again next time. */
+	put_str(path, O_APPEND, "five\nsix\nseven\n");
+	s.fail_at = s.lines + 2;
+	expect_read(&t, &s, -EIO, "one||two|three|four|five|");
+	assert_int_equal(t.offset, 25);
+	s.fail_at = 0;
+	expect_read(&t, &s, 2, "one||two|three|four|five|six|seven|");
+	assert_int_equal(s.restarts, 0);
+	line_tail__release(&t);
+}
+
+static void test_restarts(void **state)
+{
+	struct seen s = { 0 };
+	struct line_tail t;
+	char path[128], other[128];
+
+	in_dir(path, sizeof(path), state, "restart");
+	in_dir(other, sizeof(other), state, "restart.new");
+	assert_int_equal(line_tail__init(&t, path, 0), 0);
+	put_str(path, O_TRUNC, "a\nb\n");
+	expect_read(&t, &s, 2, "a|b|");
+
+	/* Shrunk. */
+	put_str(path, O_TRUNC, "c\n");
+	expect_read(&t, &s, 1, "c|");
+	assert_int_equal(t.restarts, 1);
+	assert_int_equal(s.restarts, 1);
+
+	/* Same size or longer, but the bytes read before changed. */
+	put_str(path, O_TRUNC, "d\ne\n");
+	expect_read(&t, &s, 2, "d|e|");
+	assert_int_equal(t.restarts, 2);
+
+	/* Appended to: no restart. */
+	put_str(path, O_APPEND, "f\n");
+	expect_read(&t, &s, 1, "d|e|f|");
+	assert_int_equal(t.restarts, 2);
+
+	/* Replaced by another file with the same text: another inode. */
+	put_str(other, O_TRUNC, "d\ne\nf\n");
+	assert_int_equal(rename(other, path), 0);
+	expect_read(&t, &s, 3, "d|e|f|");
+	assert_int_equal(t.restarts, 3);
+
+	/* Not a regular file. */
+	line_tail__release(&t);
+	assert_int_equal(line_tail__init(&t, *state, 0), 0);
+	assert_int_equal(line_tail__read(&t, &ops, &s), -EINVAL);
+	line_tail__release(&t);
+}
+
+static void test_long_lines(void **state)
+{
+	struct seen s = { 0 };
+	struct line_tail t;
+	char path[128], big[100];
+
+	in_dir(path, sizeof(path), state, "long");
+	assert_int_equal(line_tail__init(&t, path, 16), 0);
+	memset(big, 'x', sizeof(big));
+	put_str(path, O_TRUNC, "short\n");
+	put(path, O_APPEND, big, 20);
+	put_str(path, O_APPEND, "\n0123456789abcdef\n");
+	/* Longer than max_line: skipped with its length; exactly max_line is kept. */
+	expect_read(&t, &s, 3, "short|<skip 20>|0123456789abcdef|");
+
+	/* Growing without a newline: skipped once it is too long, the rest passed over. */
+	put(path, O_APPEND, big, 10);
+	expect_read(&t, &s, 0, "short|<skip 20>|0123456789abcdef|");
+	put(path, O_APPEND, big, sizeof(big));
+	expect_read(&t, &s, 1, "short|<skip 20>|0123456789abcdef|<skip 110>|");
+	put_str(path, O_APPEND, "yyy\nend\n");
+	expect_read(&t, &s, 1, "short|<skip 20>|0123456789abcdef|<skip 110>|end|");
+	assert_int_equal(t.offset, 6 + 21 + 17 + 110 + 4 + 4);
+	line_tail__release(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_lines, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_restarts, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_long_lines, make_dir, remove_dir),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
