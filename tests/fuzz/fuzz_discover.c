@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbolize/v8log.h"
 #include "user/capture/discover.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -32,7 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	discover__parse_nspid(text, &pid);
 	if (!discover__parse_stat(text, comm, &flags) && strlen(comm) > 16)
 		__builtin_trap();
-	discover__parse_code_log_name(text, &isolate, &pid);
+	v8log__parse_filename(text, &isolate, &pid);
 	for (int rt = DISCOVER_V8; rt <= DISCOVER_WORKERD; rt++) {
 		if (discover__parse_inspector_flag(rt, (const char *)data, size, host, sizeof(host),
 						   &port) < 0)

@@ -11,9 +11,11 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "symbolize/v8log.h"
 #include "user/capture/discover.h"
 
 static void test_tcp_v4(void **state)
@@ -135,41 +137,66 @@ static void test_stat(void **state)
 	assert_int_equal(discover__parse_stat("garbage", comm, &flags), -EINVAL);
 }
 
+/* discover reads code log names with v8log's one parser: the cases it relies on. */
 static void test_code_log_name(void **state)
 {
 	uint64_t isolate = 0;
 	pid_t pid = 0;
 
 	(void)state;
-	assert_int_equal(discover__parse_code_log_name("isolate-0x7299bfd1a000-12776-v8.log",
-						       &isolate, &pid), 0);
+	assert_int_equal(v8log__parse_filename("isolate-0x7299bfd1a000-12776-v8.log", &isolate,
+					       &pid), 0);
 	assert_int_equal(isolate, 0x7299bfd1a000ULL);
 	assert_int_equal(pid, 12776);
-	assert_int_equal(discover__parse_code_log_name(
-		"/var/log/wd/isolate-0x2faabe80-23498-v8.log", &isolate, &pid), 0);
+	assert_int_equal(v8log__parse_filename("/var/log/wd/isolate-0x2faabe80-23498-v8.log",
+					       &isolate, &pid), 0);
 	assert_int_equal(isolate, 0x2faabe80);
 	assert_int_equal(pid, 23498);
 	/* --logfile names other than v8.log keep the prefix. */
-	assert_int_equal(discover__parse_code_log_name("isolate-0xABC-5-code.txt", &isolate,
-						       &pid), 0);
+	assert_int_equal(v8log__parse_filename("isolate-0xABC-5-code.txt", &isolate, &pid), 0);
 	assert_int_equal(isolate, 0xabc);
 
-	assert_int_equal(discover__parse_code_log_name("v8.log", &isolate, &pid), -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-7299bfd1a000-12776-v8.log",
-						       &isolate, &pid), -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x-12776-v8.log", &isolate,
-						       &pid), -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x1234-v8.log", &isolate, &pid),
+	assert_int_equal(v8log__parse_filename("v8.log", &isolate, &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-7299bfd1a000-12776-v8.log", &isolate,
+					       &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x-12776-v8.log", &isolate, &pid),
 			 -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x1234-12-", &isolate, &pid),
+	assert_int_equal(v8log__parse_filename("isolate-0x1234-v8.log", &isolate, &pid),
 			 -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x1234-0-v8.log", &isolate,
-						       &pid), -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x11112222333344445-1-v8.log",
-						       &isolate, &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x1234-12-", &isolate, &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x1234-0-v8.log", &isolate, &pid),
+			 -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x11112222333344445-1-v8.log", &isolate,
+					       &pid), -EINVAL);
 	/* A directory named like a log does not make its files logs. */
-	assert_int_equal(discover__parse_code_log_name("isolate-0x1-2-x/perf-2.map", &isolate,
-						       &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x1-2-x/perf-2.map", &isolate, &pid),
+			 -EINVAL);
+}
+
+/*
+ * The directory scan discover shares with record: a log's path is spelled
+ * as the fd walk spells it (one slash, also under "dir/"), so the two meet.
+ */
+static void test_code_log_scan(void **state)
+{
+	char dir[] = "/tmp/test_discover.XXXXXX", path[128], slashed[64], cmd[96];
+	char **found;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/isolate-0x1000-77-v8.log", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(slashed, sizeof(slashed), "%s/", dir);
+	found = v8log__find(slashed, 77);
+	assert_non_null(found);
+	assert_non_null(found[0]);
+	assert_string_equal(found[0], path);
+	assert_null(found[1]);
+	v8log__find_free(found);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 /* argv as /proc/PID/cmdline has it: NUL-separated, NUL-terminated. */
@@ -396,6 +423,7 @@ int main(void)
 		cmocka_unit_test(test_nspid),
 		cmocka_unit_test(test_stat),
 		cmocka_unit_test(test_code_log_name),
+		cmocka_unit_test(test_code_log_scan),
 		cmocka_unit_test(test_inspector_flag_node),
 		cmocka_unit_test(test_inspector_flag_workerd),
 		cmocka_unit_test(test_hostport),

@@ -21,6 +21,7 @@
 
 #include "symbolize/elf_symtab.h"
 #include "symbolize/proc_maps.h"
+#include "symbolize/v8log.h"
 
 /* include/linux/sched.h: the task is a kernel thread. */
 #define PF_KTHREAD 0x00200000UL
@@ -227,34 +228,6 @@ int discover__parse_stat(const char *stat, char comm[17], unsigned long *flags)
 	if (!isdigit((unsigned char)*p))
 		return -EINVAL;
 	*flags = strtoul(p, NULL, 10);
-	return 0;
-}
-
-int discover__parse_code_log_name(const char *name, uint64_t *isolate, pid_t *pid)
-{
-	const char *base = strrchr(name, '/'), *p;
-	unsigned long long addr;
-	long v;
-	char *end;
-
-	base = base ? base + 1 : name;
-	if (strncmp(base, "isolate-0x", 10))
-		return -EINVAL;
-	p = base + 10;
-	if (!isxdigit((unsigned char)*p))
-		return -EINVAL;
-	errno = 0;
-	addr = strtoull(p, &end, 16);
-	if (errno || *end != '-' || end - p > 16)
-		return -EINVAL;
-	p = end + 1;
-	if (!isdigit((unsigned char)*p))
-		return -EINVAL;
-	v = strtol(p, &end, 10);
-	if (errno || v <= 0 || v > INT_MAX || *end != '-' || !end[1])
-		return -EINVAL;
-	*isolate = addr;
-	*pid = (pid_t)v;
 	return 0;
 }
 
@@ -847,7 +820,7 @@ static int proc__scan_fds(struct proc_ctx *c, struct discover_proc *p)
 			continue;
 		base = strrchr(link, '/') + 1;
 		snprintf(fdpath, sizeof(fdpath), "%s/%s", dirpath, de->d_name);
-		if (!discover__parse_code_log_name(base, &isolate, &log_pid) &&
+		if (!v8log__parse_filename(base, &isolate, &log_pid) &&
 		    log_pid == p->nspid) {
 			path = str_concat(c->prefix, link);
 			if (!path) {
@@ -874,32 +847,27 @@ static int proc__scan_fds(struct proc_ctx *c, struct discover_proc *p)
 /* Logs of this process in the directories of its open logs: isolates V8 closed. */
 static int proc__scan_log_dirs(struct proc_ctx *c, struct discover_proc *p)
 {
-	char path[PATH_MAX];
-	struct dirent *de;
 	struct stat sb;
 	uint64_t isolate;
 	pid_t log_pid;
-	size_t i;
-	DIR *d;
-	int err = 0, n;
+	char **paths;
+	size_t i, j;
+	int err = 0;
 
 	for (i = 0; !err && i < c->nr_log_dirs; i++) {
-		d = opendir(c->log_dirs[i]);
-		if (!d)
+		paths = v8log__find(c->log_dirs[i], p->nspid);
+		if (!paths) {
+			if (errno == ENOMEM)
+				return -ENOMEM;
 			continue;
-		while (!err && (de = readdir(d))) {
-			if (discover__parse_code_log_name(de->d_name, &isolate, &log_pid) ||
-			    log_pid != p->nspid)
-				continue;
-			n = snprintf(path, sizeof(path), "%s/%s",
-				     strcmp(c->log_dirs[i], "/") ? c->log_dirs[i] : "", de->d_name);
-			if (n < 0 || (size_t)n >= sizeof(path))
-				continue;
-			if (fstatat(dirfd(d), de->d_name, &sb, 0) || !S_ISREG(sb.st_mode))
-				continue;
-			err = add_log(p, path, isolate, false, &sb);
 		}
-		closedir(d);
+		for (j = 0; !err && paths[j]; j++) {
+			if (v8log__parse_filename(paths[j], &isolate, &log_pid) ||
+			    stat(paths[j], &sb) || !S_ISREG(sb.st_mode))
+				continue;
+			err = add_log(p, paths[j], isolate, false, &sb);
+		}
+		v8log__find_free(paths);
 	}
 	return err;
 }

@@ -67,7 +67,7 @@ struct discover_tls {
 
 struct discover_code_log {
 	char *path;		/* openable from here */
-	uint64_t isolate;	/* from the file name */
+	uint64_t isolate;	/* from the file name (v8log__parse_filename()) */
 	uint64_t size;		/* bytes, when stat succeeded */
 	bool open;		/* held open by the process (V8 is writing it) */
 };
@@ -145,12 +145,6 @@ int discover__parse_nspid(const char *status, pid_t *nspid);
  * parentheses).  0 or -EINVAL.
  */
 int discover__parse_stat(const char *stat, char comm[17], unsigned long *flags);
-
-/*
- * A V8 per-isolate log name, "isolate-0x<hex>-<pid>-<rest>" (a path is
- * allowed: its last component is parsed).  0, or -EINVAL.
- */
-int discover__parse_code_log_name(const char *name, uint64_t *isolate, pid_t *pid);
 
 /*
  * The inspector address a command line (argc NUL-terminated strings, as in
