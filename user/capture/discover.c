@@ -621,7 +621,8 @@ static int scan__v8_library(struct scan *s, struct proc_ctx *c)
 				 (unsigned long long)m->start, (unsigned long long)m->end);
 			fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 			if (fd < 0) {
-				n = snprintf(file, sizeof(file), "/proc/%d/root%s", c->pid, m->path);
+				n = snprintf(file, sizeof(file), "/proc/%d/root%s", c->pid,
+					     m->path);
 				if (n < 0 || (size_t)n >= sizeof(file))
 					continue;
 				fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);

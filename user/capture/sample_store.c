@@ -93,8 +93,8 @@ static bool stack_is(const struct sample_store *st, uint32_t index, uint32_t h,
 }
 
 /* The stack's id, or -1 and *slot: the empty slot it belongs in. */
-static inline long find_stack(const struct sample_store *st, uint32_t h, const struct stack_key *key,
-		       size_t *slot)
+static inline long find_stack(const struct sample_store *st, uint32_t h,
+			      const struct stack_key *key, size_t *slot)
 {
 	const struct index_table *t = &st->stack_index;
 	size_t k;
@@ -142,7 +142,8 @@ static int intern_stack(struct sample_store *st, const struct stack_key *key, ui
 }
 
 /* The name's id, or -1 and *slot: the empty slot it belongs in. */
-static inline long find_comm(const struct sample_store *st, uint32_t h, const char *comm, size_t *slot)
+static inline long find_comm(const struct sample_store *st, uint32_t h, const char *comm,
+			     size_t *slot)
 {
 	const struct index_table *t = &st->comm_index;
 	size_t k;
