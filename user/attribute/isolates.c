@@ -24,8 +24,8 @@
 #include "user/attribute/isolates.h"
 #include "lib/array.h"
 #include "lib/hash.h"
-#include "lib/textscan.h"
 #include "lib/index_table.h"
+#include "lib/textscan.h"
 #include "symbolize/v8log.h"
 #include "user/attribute/version_labels.h"
 
@@ -108,7 +108,7 @@ static bool is_hex(const char *s, size_t len)
 }
 
 /* ------------------------------------------------------------------ */
-/* interned strings: open addressing, never removed */
+/* interned strings, never removed */
 
 static bool str_is(const void *ctx, uint32_t index, const void *key)
 {
