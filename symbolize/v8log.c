@@ -933,10 +933,14 @@ int v8log__parse_filename(const char *name, uint64_t *isolate, pid_t *pid)
 	p = p ? p + 1 : name;
 	if (strncmp(p, "isolate-", 8))
 		return -EINVAL;
+	/*
+	 * V8 streams the isolate pointer with operator<<: glibc and libc++
+	 * both write 0x.  Requiring it keeps unrelated files out.
+	 */
 	p += 8;
-	/* glibc streams a pointer as 0x...; other C++ libraries may not. */
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
+	if (strncmp(p, "0x", 2))
+		return -EINVAL;
+	p += 2;
 	for (; (d = textscan__hex_digit(*p)) >= 0; p++) {
 		if (++digits > 16)
 			return -EINVAL;
@@ -965,6 +969,7 @@ char **v8log__find(const char *dir, pid_t pid)
 {
 	size_t n = 0, cap = 8;
 	char **paths = malloc(cap * sizeof(*paths)), **grown;
+	const char *sep;
 	struct dirent *de;
 	uint64_t isolate;
 	pid_t file_pid;
@@ -980,6 +985,8 @@ char **v8log__find(const char *dir, pid_t pid)
 		errno = err;
 		return NULL;
 	}
+	/* "/" and "dir/" take no second slash: discovery compares these paths */
+	sep = *dir && dir[strlen(dir) - 1] == '/' ? "" : "/";
 	while ((errno = 0, de = readdir(d))) {
 		if (v8log__parse_filename(de->d_name, &isolate, &file_pid) < 0 ||
 		    (pid > 0 && file_pid != pid))
@@ -991,7 +998,7 @@ char **v8log__find(const char *dir, pid_t pid)
 				goto nomem;
 			paths = grown;
 		}
-		if (asprintf(&paths[n], "%s/%s", dir, de->d_name) < 0)
+		if (asprintf(&paths[n], "%s%s%s", dir, sep, de->d_name) < 0)
 			goto nomem;
 		n++;
 	}

@@ -147,13 +147,17 @@ void v8log__stats(const struct v8log *log, struct v8log_stats *st);
 
 /*
  * Split a per-isolate log file name (a path is fine: only its last
- * component is read): 0, or -EINVAL when it is not "isolate-<hex>-<pid>-X".
+ * component is read): 0, or -EINVAL when it is not
+ * "isolate-0x<hex>-<pid>-X" (at most 16 hex digits, pid 1..INT_MAX, X not
+ * empty).  The one parser of these names: discovery, the registry and
+ * v8log__find() all use it.
  */
 int v8log__parse_filename(const char *name, uint64_t *isolate, pid_t *pid);
 
 /*
- * Paths of the per-isolate logs in dir that belong to pid (pid <= 0: any),
- * sorted, in a NULL-terminated array to release with v8log__find_free().
+ * Paths ("dir/name", one slash) of the per-isolate logs in dir that belong
+ * to pid (pid <= 0: any), by name, file type not checked, sorted, in a
+ * NULL-terminated array to release with v8log__find_free().
  * NULL with errno (ENOENT, EACCES, ENOMEM...) on failure; no match gives an
  * empty array.
  */

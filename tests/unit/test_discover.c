@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests for user/discover: the parsers of /proc text, command lines
- * and V8 file names, the version search, the TLS arithmetic, and a scan of
- * this (non-V8) test process.  Real runtimes are in tests/e2e/targets.sh.
+ * Unit tests for user/capture/discover and inspector_addr: the parsers of
+ * /proc text (lib/procfs and v8log's, as discover uses them), command
+ * lines and socket tables, the version search, the TLS arithmetic, and a
+ * scan of this (non-V8) test process.  Real runtimes are in tests/e2e/targets.sh.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,20 +12,25 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "symbolize/v8log.h"
+#include "lib/procfs.h"
 #include "user/capture/discover.h"
+#include "user/capture/inspector_addr.h"
 
 static void test_tcp_v4(void **state)
 {
-	struct discover_sock s;
+	struct net_tcp_sock s;
 
 	(void)state;
-	assert_int_equal(discover__parse_tcp_line("  sl  local_address rem_address   st tx_queue "
-						  "rx_queue tr tm->when retrnsmt   uid  timeout "
-						  "inode\n", false, &s), -EINVAL);
-	assert_int_equal(discover__parse_tcp_line(
+	assert_int_equal(inspector_addr__parse_tcp_line("  sl  local_address rem_address   st "
+							"tx_queue rx_queue tr tm->when retrnsmt  "
+							" uid  timeout inode\n", false, &s),
+			 -EINVAL);
+	assert_int_equal(inspector_addr__parse_tcp_line(
 		"   1: 0100007F:46A1 00000000:0000 0A 00000000:00000000 00:00000000 00000000"
 		"     0        0 102621 1 00000000d2842d67 100 0 0 10 0\n", false, &s), 0);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -36,7 +42,7 @@ static void test_tcp_v4(void **state)
 	assert_false(s.v6);
 
 	/* An established connection with a large inode. */
-	assert_int_equal(discover__parse_tcp_line(
+	assert_int_equal(inspector_addr__parse_tcp_line(
 		"  12: 0F02000A:0016 0202000A:D3C4 01 00000000:00000000 02:000AF0B1 00000000"
 		"  1000        0 4294967301 4 0000000000000000 20 4 29 10 -1", false, &s), 0);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
@@ -46,24 +52,25 @@ static void test_tcp_v4(void **state)
 	assert_int_equal(s.state, 1);
 	assert_int_equal(s.inode, 4294967301ULL);
 
-	assert_int_equal(discover__parse_tcp_line("", false, &s), -EINVAL);
-	assert_int_equal(discover__parse_tcp_line("   1: 0100007F:46A1", false, &s), -EINVAL);
+	assert_int_equal(inspector_addr__parse_tcp_line("", false, &s), -EINVAL);
+	assert_int_equal(inspector_addr__parse_tcp_line("   1: 0100007F:46A1", false, &s),
+			 -EINVAL);
 	/* A v6 address in the v4 file, and a port out of range. */
-	assert_int_equal(discover__parse_tcp_line(
+	assert_int_equal(inspector_addr__parse_tcp_line(
 		"   0: 00000000000000000000000001000000:1F90 00000000000000000000000000000000:0000"
 		" 0A 00000000:00000000 00:00000000 00000000     0        0 1 1", false, &s),
 		-EINVAL);
-	assert_int_equal(discover__parse_tcp_line(
+	assert_int_equal(inspector_addr__parse_tcp_line(
 		"   1: 0100007F:1046A1 00000000:0000 0A 00000000:00000000 00:00000000 00000000"
 		"     0        0 1 1", false, &s), -EINVAL);
 }
 
 static void test_tcp_v6(void **state)
 {
-	struct discover_sock s;
+	struct net_tcp_sock s;
 
 	(void)state;
-	assert_int_equal(discover__parse_tcp_line(
+	assert_int_equal(inspector_addr__parse_tcp_line(
 		"   0: 00000000000000000000000001000000:2405 00000000000000000000000000000000:0000"
 		" 0A 00000000:00000000 00:00000000 00000000     0        0 55123 1"
 		" 0000000000000000 100 0 0 10 0\n", true, &s), 0);
@@ -74,21 +81,21 @@ static void test_tcp_v6(void **state)
 	assert_int_equal(s.inode, 55123);
 	assert_true(s.v6);
 
-	assert_int_equal(discover__parse_tcp_line(
+	assert_int_equal(inspector_addr__parse_tcp_line(
 		"   1: 00000000000000000000000000000000:0050 00000000000000000000000000000000:0000"
 		" 0A 00000000:00000000 00:00000000 00000000     0        0 7 1", true, &s), 0);
 	assert_string_equal(s.addr, "::");
 	assert_int_equal(s.port, 80);
 
 	/* ::ffff:127.0.0.1, as a dual-stack socket shows an IPv4 peer. */
-	assert_int_equal(discover__parse_tcp_line(
+	assert_int_equal(inspector_addr__parse_tcp_line(
 		"   2: 0000000000000000FFFF00000100007F:0050 00000000000000000000000000000000:0000"
 		" 0A 00000000:00000000 00:00000000 00000000     0        0 8 1", true, &s), 0);
 #if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	assert_string_equal(s.addr, "::ffff:127.0.0.1");
 #endif
 	/* A v4 address in the v6 file. */
-	assert_int_equal(discover__parse_tcp_line(
+	assert_int_equal(inspector_addr__parse_tcp_line(
 		"   1: 0100007F:46A1 00000000:0000 0A 00000000:00000000 00:00000000 00000000"
 		"     0        0 102621 1", true, &s), -EINVAL);
 }
@@ -98,78 +105,105 @@ static void test_nspid(void **state)
 	pid_t pid = 0;
 
 	(void)state;
-	assert_int_equal(discover__parse_nspid("Name:\tnode\nPid:\t4242\nNSpid:\t4242\t17\n"
-					       "NStgid:\t4242\t17\n", &pid), 0);
+	assert_int_equal(procfs__parse_nspid("Name:\tnode\nPid:\t4242\nNSpid:\t4242\t17\n"
+					     "NStgid:\t4242\t17\n", &pid), 0);
 	assert_int_equal(pid, 17);
-	assert_int_equal(discover__parse_nspid("Name:\tx\nNSpid:\t99\n", &pid), 0);
+	assert_int_equal(procfs__parse_nspid("Name:\tx\nNSpid:\t99\n", &pid), 0);
 	assert_int_equal(pid, 99);
 	/* Three levels, no trailing newline. */
-	assert_int_equal(discover__parse_nspid("NSpid:\t5000\t300\t1", &pid), 0);
+	assert_int_equal(procfs__parse_nspid("NSpid:\t5000\t300\t1", &pid), 0);
 	assert_int_equal(pid, 1);
 	/* Old kernels have no NSpid line. */
-	assert_int_equal(discover__parse_nspid("Name:\tx\nPid:\t12\n", &pid), -ENOENT);
-	assert_int_equal(discover__parse_nspid("", &pid), -ENOENT);
-	assert_int_equal(discover__parse_nspid("NSpid:\t\n", &pid), -EINVAL);
-	assert_int_equal(discover__parse_nspid("NSpid:\t12 abc\n", &pid), -EINVAL);
+	assert_int_equal(procfs__parse_nspid("Name:\tx\nPid:\t12\n", &pid), -ENOENT);
+	assert_int_equal(procfs__parse_nspid("", &pid), -ENOENT);
+	assert_int_equal(procfs__parse_nspid("NSpid:\t\n", &pid), -EINVAL);
+	assert_int_equal(procfs__parse_nspid("NSpid:\t12 abc\n", &pid), -EINVAL);
 	/* "NSpid" must start a line. */
-	assert_int_equal(discover__parse_nspid("Name:\tNSpid:\t3\n", &pid), -ENOENT);
+	assert_int_equal(procfs__parse_nspid("Name:\tNSpid:\t3\n", &pid), -ENOENT);
 }
 
+/* discover reads comm and PF_KTHREAD with lib/procfs: the cases it relies on. */
 static void test_stat(void **state)
 {
+	char comm[PROCFS_COMM_LEN + 1], st = 0;
 	unsigned long flags = 0;
-	char comm[17];
 
 	(void)state;
-	assert_int_equal(discover__parse_stat("12776 (workerd) S 1 12776 12776 0 -1 4194560 "
-					      "34458 0 0 0\n", comm, &flags), 0);
+	assert_int_equal(procfs__parse_stat("12776 (workerd) S 1 12776 12776 0 -1 4194560 "
+					    "34458 0 0 0\n", comm, &st, &flags), 0);
 	assert_string_equal(comm, "workerd");
+	assert_int_equal(st, 'S');
 	assert_int_equal(flags, 4194560);
 	/* A comm with spaces and parentheses: the last ')' ends it. */
-	assert_int_equal(discover__parse_stat("7 (a) b (c)) R 2 0 0 0 -1 2129984 0", comm,
-					      &flags), 0);
+	assert_int_equal(procfs__parse_stat("7 (a) b (c)) R 2 0 0 0 -1 2129984 0", comm, NULL,
+					    &flags), 0);
 	assert_string_equal(comm, "a) b (c)");
 	assert_int_equal(flags, 2129984);	/* PF_KTHREAD set: a kernel thread */
 	assert_true(flags & 0x00200000);
-	assert_int_equal(discover__parse_stat("7 (x) R 2 0", comm, &flags), -EINVAL);
-	assert_int_equal(discover__parse_stat("garbage", comm, &flags), -EINVAL);
+	assert_int_equal(procfs__parse_stat("7 (x) R 2 0", comm, NULL, &flags), -EINVAL);
+	assert_int_equal(procfs__parse_stat("garbage", comm, NULL, &flags), -EINVAL);
 }
 
+/* discover reads code log names with v8log's one parser: the cases it relies on. */
 static void test_code_log_name(void **state)
 {
 	uint64_t isolate = 0;
 	pid_t pid = 0;
 
 	(void)state;
-	assert_int_equal(discover__parse_code_log_name("isolate-0x7299bfd1a000-12776-v8.log",
-						       &isolate, &pid), 0);
+	assert_int_equal(v8log__parse_filename("isolate-0x7299bfd1a000-12776-v8.log", &isolate,
+					       &pid), 0);
 	assert_int_equal(isolate, 0x7299bfd1a000ULL);
 	assert_int_equal(pid, 12776);
-	assert_int_equal(discover__parse_code_log_name(
-		"/var/log/wd/isolate-0x2faabe80-23498-v8.log", &isolate, &pid), 0);
+	assert_int_equal(v8log__parse_filename("/var/log/wd/isolate-0x2faabe80-23498-v8.log",
+					       &isolate, &pid), 0);
 	assert_int_equal(isolate, 0x2faabe80);
 	assert_int_equal(pid, 23498);
 	/* --logfile names other than v8.log keep the prefix. */
-	assert_int_equal(discover__parse_code_log_name("isolate-0xABC-5-code.txt", &isolate,
-						       &pid), 0);
+	assert_int_equal(v8log__parse_filename("isolate-0xABC-5-code.txt", &isolate, &pid), 0);
 	assert_int_equal(isolate, 0xabc);
 
-	assert_int_equal(discover__parse_code_log_name("v8.log", &isolate, &pid), -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-7299bfd1a000-12776-v8.log",
-						       &isolate, &pid), -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x-12776-v8.log", &isolate,
-						       &pid), -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x1234-v8.log", &isolate, &pid),
+	assert_int_equal(v8log__parse_filename("v8.log", &isolate, &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-7299bfd1a000-12776-v8.log", &isolate,
+					       &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x-12776-v8.log", &isolate, &pid),
 			 -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x1234-12-", &isolate, &pid),
+	assert_int_equal(v8log__parse_filename("isolate-0x1234-v8.log", &isolate, &pid),
 			 -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x1234-0-v8.log", &isolate,
-						       &pid), -EINVAL);
-	assert_int_equal(discover__parse_code_log_name("isolate-0x11112222333344445-1-v8.log",
-						       &isolate, &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x1234-12-", &isolate, &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x1234-0-v8.log", &isolate, &pid),
+			 -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x11112222333344445-1-v8.log", &isolate,
+					       &pid), -EINVAL);
 	/* A directory named like a log does not make its files logs. */
-	assert_int_equal(discover__parse_code_log_name("isolate-0x1-2-x/perf-2.map", &isolate,
-						       &pid), -EINVAL);
+	assert_int_equal(v8log__parse_filename("isolate-0x1-2-x/perf-2.map", &isolate, &pid),
+			 -EINVAL);
+}
+
+/*
+ * The directory scan discover shares with record: a log's path is spelled
+ * as the fd walk spells it (one slash, also under "dir/"), so the two meet.
+ */
+static void test_code_log_scan(void **state)
+{
+	char dir[] = "/tmp/test_discover.XXXXXX", path[128], slashed[64], cmd[96];
+	char **found;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/isolate-0x1000-77-v8.log", dir);
+	assert_non_null(f = fopen(path, "w"));
+	fclose(f);
+	snprintf(slashed, sizeof(slashed), "%s/", dir);
+	found = v8log__find(slashed, 77);
+	assert_non_null(found);
+	assert_non_null(found[0]);
+	assert_string_equal(found[0], path);
+	assert_null(found[1]);
+	v8log__find_free(found);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	assert_int_equal(system(cmd), 0);
 }
 
 /* argv as /proc/PID/cmdline has it: NUL-separated, NUL-terminated. */
@@ -196,7 +230,7 @@ static void expect_flag(enum discover_runtime rt, const char *buf, size_t len, i
 	char h[128] = "junk";
 	unsigned int p = 12345;
 
-	assert_int_equal(discover__parse_inspector_flag(rt, buf, len, h, sizeof(h), &p), named);
+	assert_int_equal(inspector_addr__parse_flag(rt, buf, len, h, sizeof(h), &p), named);
 	assert_string_equal(h, host);
 	assert_int_equal(p, port);
 }
@@ -276,38 +310,38 @@ static void test_hostport(void **state)
 	char buf[64];
 
 	(void)state;
-	assert_int_equal(discover__format_hostport("127.0.0.1", 9229, buf, sizeof(buf)), 0);
+	assert_int_equal(inspector_addr__format("127.0.0.1", 9229, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "127.0.0.1:9229");
-	assert_int_equal(discover__format_hostport("::1", 9229, buf, sizeof(buf)), 0);
+	assert_int_equal(inspector_addr__format("::1", 9229, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "[::1]:9229");
-	assert_int_equal(discover__format_hostport("", 80, buf, sizeof(buf)), 0);
+	assert_int_equal(inspector_addr__format("", 80, buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "*:80");
-	assert_int_equal(discover__format_hostport("127.0.0.1", 9229, buf, 14), -ENOSPC);
-	assert_int_equal(discover__format_hostport("127.0.0.1", 9229, buf, 15), 0);
+	assert_int_equal(inspector_addr__format("127.0.0.1", 9229, buf, 14), -ENOSPC);
+	assert_int_equal(inspector_addr__format("127.0.0.1", 9229, buf, 15), 0);
 }
 
 static void test_sock_matches(void **state)
 {
-	struct discover_sock lo = { .addr = "127.0.0.1", .port = 9229, .state = 0x0A };
-	struct discover_sock any = { .addr = "0.0.0.0", .port = 9229, .state = 0x0A };
-	struct discover_sock lo6 = { .addr = "::1", .port = 9229, .state = 0x0A, .v6 = true };
-	struct discover_sock mapped = { .addr = "::ffff:10.1.2.3", .port = 9229, .v6 = true };
+	struct net_tcp_sock lo = { .addr = "127.0.0.1", .port = 9229, .state = 0x0A };
+	struct net_tcp_sock any = { .addr = "0.0.0.0", .port = 9229, .state = 0x0A };
+	struct net_tcp_sock lo6 = { .addr = "::1", .port = 9229, .state = 0x0A, .v6 = true };
+	struct net_tcp_sock mapped = { .addr = "::ffff:10.1.2.3", .port = 9229, .v6 = true };
 
 	(void)state;
-	assert_true(discover__sock_matches(&lo, "127.0.0.1", 9229));
-	assert_false(discover__sock_matches(&lo, "127.0.0.1", 9230));
-	assert_false(discover__sock_matches(&lo, "10.0.0.1", 9229));
-	assert_true(discover__sock_matches(&lo, "0.0.0.0", 9229));
-	assert_true(discover__sock_matches(&lo, "*", 9229));
-	assert_true(discover__sock_matches(&lo, "localhost", 9229));
-	assert_true(discover__sock_matches(&any, "10.0.0.1", 9229));
-	assert_true(discover__sock_matches(&lo6, "::1", 9229));
-	assert_true(discover__sock_matches(&lo6, "0:0:0:0:0:0:0:1", 9229));
-	assert_true(discover__sock_matches(&lo6, "localhost", 9229));
-	assert_false(discover__sock_matches(&lo6, "127.0.0.1", 9229));
-	assert_true(discover__sock_matches(&mapped, "10.1.2.3", 9229));
+	assert_true(inspector_addr__sock_matches(&lo, "127.0.0.1", 9229));
+	assert_false(inspector_addr__sock_matches(&lo, "127.0.0.1", 9230));
+	assert_false(inspector_addr__sock_matches(&lo, "10.0.0.1", 9229));
+	assert_true(inspector_addr__sock_matches(&lo, "0.0.0.0", 9229));
+	assert_true(inspector_addr__sock_matches(&lo, "*", 9229));
+	assert_true(inspector_addr__sock_matches(&lo, "localhost", 9229));
+	assert_true(inspector_addr__sock_matches(&any, "10.0.0.1", 9229));
+	assert_true(inspector_addr__sock_matches(&lo6, "::1", 9229));
+	assert_true(inspector_addr__sock_matches(&lo6, "0:0:0:0:0:0:0:1", 9229));
+	assert_true(inspector_addr__sock_matches(&lo6, "localhost", 9229));
+	assert_false(inspector_addr__sock_matches(&lo6, "127.0.0.1", 9229));
+	assert_true(inspector_addr__sock_matches(&mapped, "10.1.2.3", 9229));
 	/* Port 0: any port. */
-	assert_true(discover__sock_matches(&lo, "127.0.0.1", 0));
+	assert_true(inspector_addr__sock_matches(&lo, "127.0.0.1", 0));
 }
 
 static void test_node_version(void **state)
@@ -396,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_nspid),
 		cmocka_unit_test(test_stat),
 		cmocka_unit_test(test_code_log_name),
+		cmocka_unit_test(test_code_log_scan),
 		cmocka_unit_test(test_inspector_flag_node),
 		cmocka_unit_test(test_inspector_flag_workerd),
 		cmocka_unit_test(test_hostport),

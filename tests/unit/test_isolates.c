@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests for user/isolates: the user-script rule on the names real
+ * Unit tests for user/attribute/isolates and version_labels: the user-script rule on the names real
  * workerd and node log, version ids against sha256sum, duplicates, labels,
  * matching, placeholders, the JS-frame fallback, logs that grow, and a
  * real node run with a worker thread.
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "user/attribute/isolates.h"
+#include "user/attribute/version_labels.h"
 #include "symbolize/v8log.h"
 
 static char tmpdir[64];
@@ -771,6 +772,67 @@ static void test_labels(void **state)
 	isolate_registry__free(reg);
 }
 
+/* The parser on its own: sorted by script then id, repeats merged, the best fit. */
+static const char *strdup_intern(void *ctx, const char *s)
+{
+	char **pool = ctx;
+	size_t i;
+
+	for (i = 0; pool[i]; i++)
+		;
+	assert_true(i < 15);
+	pool[i] = strdup(s);
+	return pool[i];
+}
+
+static void test_version_labels(void **state)
+{
+	static const char text[] =
+		"b.js 0123456789abcdef v2\n"
+		"a.js 0123456789AB v1   # a comment\n"
+		"\n"
+		"b.js 0123456789ab v3\n"
+		"b.js 0123456789abcdef v2\n"
+		"app/b.js 0123456789abcdef00 v4\n";
+	const char full[] = "0123456789abcdef000000000000000000000000000000000000000000000000";
+	const struct version_label *best = NULL;
+	struct version_labels vl;
+	char *pool[16] = { 0 }, err[128];
+	FILE *f;
+	size_t i;
+
+	(void)state;
+	f = fmemopen((void *)text, sizeof(text) - 1, "r");
+	assert_non_null(f);
+	assert_int_equal(version_labels__read(f, strdup_intern, pool, &vl, err, sizeof(err)), 0);
+	fclose(f);
+	assert_int_equal(vl.nr, 4);
+	assert_string_equal(vl.v[0].script, "a.js");
+	assert_string_equal(vl.v[0].prefix, "0123456789ab");
+	assert_int_equal(vl.v[0].line, 2);
+	assert_string_equal(vl.v[1].script, "app/b.js");
+	assert_string_equal(vl.v[2].label, "v3");
+	assert_string_equal(vl.v[3].label, "v2");
+	assert_int_equal(vl.v[3].line, 1);
+	assert_true(version_labels__has(&vl, "v4"));
+	assert_false(version_labels__has(&vl, "v5"));
+
+	/* /srv/app/b.js answers to b.js and app/b.js: the longest id wins */
+	version_labels__best(&vl, "/srv/app/b.js", full, &best);
+	assert_non_null(best);
+	assert_string_equal(best->label, "v4");
+	best = NULL;
+	version_labels__best(&vl, "b.js", full, &best);
+	assert_string_equal(best->label, "v2");
+	best = NULL;
+	version_labels__best(&vl, "c.js", full, &best);
+	assert_null(best);
+	version_labels__release(&vl);
+	assert_null(vl.v);
+	for (i = 0; pool[i]; i++)
+		free(pool[i]);
+}
+
 /* ------------------------------------------------------------------ */
 
 
@@ -1039,6 +1101,7 @@ int main(void)
 		cmocka_unit_test(test_placeholder),
 		cmocka_unit_test(test_fallback),
 		cmocka_unit_test(test_labels),
+		cmocka_unit_test(test_version_labels),
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_node_real),
 	};

@@ -82,6 +82,8 @@ static void survives_errors_and_full_stacks(void **state)
 static void many_distinct_stacks(void **state)
 {
 	struct sample_store *st = sample_store__new();
+	const struct stored_sample *all;
+	struct stored_stack stack;
 	struct isoprof_sample s;
 	(void)state;
 
@@ -95,6 +97,21 @@ static void many_distinct_stacks(void **state)
 		}
 	assert_int_equal(sample_store__count(st), 40000);
 	assert_int_equal(sample_store__stack_count(st), 20000);
+	/* the second round finds what the first interned, across the tables' growth */
+	all = sample_store__samples(st);
+	for (size_t i = 0; i < 20000; i++) {
+		assert_int_equal(all[i].stack_id, i);
+		assert_int_equal(all[20000 + i].stack_id, i);
+		assert_int_equal(all[20000 + i].comm_id, all[i].comm_id);
+	}
+	assert_string_equal(sample_store__comm(st, all[299].comm_id), "t299");
+	assert_int_equal(all[300].comm_id, all[0].comm_id);
+	sample_store__stack(st, 12345, &stack);
+	assert_int_equal(stack.pid, 7);
+	assert_int_equal(stack.nkernel, 1);
+	assert_int_equal(stack.nuser, 20);
+	assert_int_equal(stack.ips[0], 0xffffffff81000000ull + 12345);
+	assert_int_equal(stack.ips[1], 0x400000 + 12345 * 16);
 	sample_store__free(st);
 }
 

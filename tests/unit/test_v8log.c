@@ -105,6 +105,8 @@ static void test_filename(void **state)
 		"v8.log", "isolate-0x-1-v8.log", "isolate-0x12-0-v8.log", "isolate-0x12-12-",
 		"isolate-0xzz-1-a", "isolate-0x12345678901234567-1-a", "isolate-0x12-99999999999-a",
 		"isolate-0x12-1", "isolate-0x12--1-a", "xisolate-0x12-1-a", "",
+		/* glibc and libc++ both write the 0x: a name without it is another file */
+		"isolate-55d5c8a0e000-1-x-y.log", "isolate-0X12-1-a", "isolate-0x0x12-1-a",
 	};
 	uint64_t isolate;
 	pid_t pid;
@@ -118,7 +120,7 @@ static void test_filename(void **state)
 	assert_int_equal(v8log__parse_filename("/srv/v8t/isolate-0x409e2030-12789-v8.log", &isolate, &pid), 0);
 	assert_int_equal(isolate, 0x409e2030ULL);
 	assert_int_equal(pid, 12789);
-	assert_int_equal(v8log__parse_filename("isolate-55d5c8a0e000-1-x-y.log", &isolate, &pid), 0);
+	assert_int_equal(v8log__parse_filename("isolate-0x55d5c8a0e000-1-x-y.log", &isolate, &pid), 0);
 	assert_int_equal(isolate, 0x55d5c8a0e000ULL);
 	assert_int_equal(pid, 1);
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

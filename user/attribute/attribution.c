@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* attribution: samples grouped by (pid, isolate); see attribution.h. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -6,6 +7,9 @@
 #include <string.h>
 
 #include "user/attribute/attribution.h"
+#include "lib/array.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
 
 const char *isolate_group__version(const struct isolate_group *g)
 {
@@ -19,66 +23,50 @@ const char *isolate_group__script(const struct isolate_group *g)
 	return g->info ? g->info->name : NULL;
 }
 
-/* Few isolates per capture: a hash over (pid, isolate) into group indices. */
+/* Groups by (pid, isolate) while building. */
 struct group_map {
-	uint32_t *slots;	/* group index + 1; 0 empty */
-	size_t cap;
+	struct index_table index;
+	size_t cap;		/* of a->groups */
 };
 
-static uint64_t key_hash(uint32_t pid, uint64_t isolate)
-{
-	uint64_t h = isolate ^ ((uint64_t)pid * 0x9e3779b97f4a7c15ull);
+struct group_key {
+	uint32_t pid;
+	uint64_t isolate;
+};
 
-	h ^= h >> 31;
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 29);
+static bool group_is(const void *ctx, uint32_t index, const void *key)
+{
+	const struct attribution *a = ctx;
+	const struct group_key *k = key;
+
+	return a->groups[index].pid == k->pid && a->groups[index].isolate == k->isolate;
 }
 
 static int group_index(struct attribution *a, struct group_map *m, uint32_t pid,
 		       uint64_t isolate, uint32_t *out)
 {
-	size_t i;
+	struct group_key k = { pid, isolate };
+	uint32_t h = hash__fold32(hash__word(hash__word(HASH_SEED, pid), isolate));
+	struct isolate_group *g;
+	size_t slot;
+	long i;
 
-	if ((a->ngroups + 1) * 2 > m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 64;
-		uint32_t *slots = calloc(cap, sizeof(*slots));
-
-		if (!slots)
-			return -ENOMEM;
-		for (size_t g = 0; g < a->ngroups; g++) {
-			i = key_hash(a->groups[g].pid, a->groups[g].isolate) & (cap - 1);
-			while (slots[i])
-				i = (i + 1) & (cap - 1);
-			slots[i] = g + 1;
-		}
-		free(m->slots);
-		m->slots = slots;
-		m->cap = cap;
+	if (index_table__reserve(&m->index))
+		return -ENOMEM;
+	i = index_table__lookup(&m->index, h, group_is, a, &k, &slot);
+	if (i >= 0) {
+		*out = (uint32_t)i;
+		return 0;
 	}
-	for (i = key_hash(pid, isolate) & (m->cap - 1); m->slots[i]; i = (i + 1) & (m->cap - 1)) {
-		const struct isolate_group *g = &a->groups[m->slots[i] - 1];
-
-		if (g->pid == pid && g->isolate == isolate) {
-			*out = m->slots[i] - 1;
-			return 0;
-		}
-	}
-	if (!(a->ngroups & (a->ngroups + 1))) {
-		/* capacity doubles at 1, 3, 7, 15 ... groups */
-		struct isolate_group *groups =
-			realloc(a->groups, (a->ngroups * 2 + 2) * sizeof(*groups));
-
-		if (!groups)
-			return -ENOMEM;
-		a->groups = groups;
-	}
-	memset(&a->groups[a->ngroups], 0, sizeof(a->groups[0]));
-	a->groups[a->ngroups].pid = pid;
-	a->groups[a->ngroups].isolate = isolate;
+	if (array_grow(&a->groups, &m->cap, a->ngroups + 1))
+		return -ENOMEM;
+	g = &a->groups[a->ngroups];
+	memset(g, 0, sizeof(*g));
+	g->pid = pid;
+	g->isolate = isolate;
 	if (isolate)
-		snprintf(a->groups[a->ngroups].isolate_str,
-			 sizeof(a->groups[a->ngroups].isolate_str), "0x%" PRIx64, isolate);
-	m->slots[i] = a->ngroups + 1;
+		snprintf(g->isolate_str, sizeof(g->isolate_str), "0x%" PRIx64, isolate);
+	index_table__set(&m->index, slot, h, (uint32_t)a->ngroups);
 	*out = a->ngroups++;
 	return 0;
 }
@@ -152,7 +140,7 @@ int attribution__build(struct attribution *a, const struct sample_store *store,
 		}
 	}
 out:
-	free(map.slots);
+	index_table__release(&map.index);
 	free(noted_stack);
 	if (err)
 		attribution__release(a);

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* cpu_profile: stored samples as a pprof CPU profile; see cpu_profile.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "user/attribute/cpu_profile.h"
+#include "lib/array.h"
 #include "proto/pprof_builder.h"
+#include "proto/profile_vocab.h"
 
 #define MAX_LOCATION_LINES 33
 
@@ -18,9 +21,9 @@ enum synthetic_root {
 };
 
 static const char *const root_names[NR_ROOTS] = {
-	[ROOT_GC] = "(garbage collector)",
-	[ROOT_IDLE] = "(idle)",
-	[ROOT_PROGRAM] = "(program)",
+	[ROOT_GC] = FRAME_NAME_GC,
+	[ROOT_IDLE] = FRAME_NAME_IDLE,
+	[ROOT_PROGRAM] = FRAME_NAME_PROGRAM,
 };
 
 struct writer {
@@ -47,17 +50,12 @@ static uint64_t mapping_id(struct writer *w, const struct sym_mapping *m, bool h
 	uint64_t id;
 
 	if (m->id >= w->mapping_ids_cap) {
-		size_t cap = w->mapping_ids_cap ? w->mapping_ids_cap : 64;
-		uint64_t *ids;
+		size_t old = w->mapping_ids_cap;
 
-		while (cap <= m->id)
-			cap *= 2;
-		ids = realloc(w->mapping_ids, cap * sizeof(*ids));
-		if (!ids)
+		if (array_grow(&w->mapping_ids, &w->mapping_ids_cap, (size_t)m->id + 1))
 			return 0;
-		memset(ids + w->mapping_ids_cap, 0, (cap - w->mapping_ids_cap) * sizeof(*ids));
-		w->mapping_ids = ids;
-		w->mapping_ids_cap = cap;
+		memset(w->mapping_ids + old, 0,
+		       (w->mapping_ids_cap - old) * sizeof(*w->mapping_ids));
 	}
 	if (w->mapping_ids[m->id])
 		return w->mapping_ids[m->id];
@@ -187,10 +185,10 @@ static int add_sample(struct writer *w, const struct sample_store *store,
 	enum synthetic_root root = ROOT_NONE;
 	struct sample_attr attr = { 0 };
 	struct pprof_label labels[7] = {
-		{ .key = "pid", .num = s->pid },
-		{ .key = "tid", .num = s->tid },
-		{ .key = "thread", .str = sample_store__comm(store, s->comm_id) },
-		{ .key = "class", .str = sample_class__str(cls) },
+		{ .key = LABEL_PID, .num = s->pid },
+		{ .key = LABEL_TID, .num = s->tid },
+		{ .key = LABEL_THREAD, .str = sample_store__comm(store, s->comm_id) },
+		{ .key = LABEL_CLASS, .str = sample_class__str(cls) },
 	};
 	int64_t values[2] = { 1, (int64_t)info->period_ns };
 	size_t n = 0, nlabels = 4;
@@ -216,11 +214,11 @@ static int add_sample(struct writer *w, const struct sample_store *store,
 	if (info->attr)
 		info->attr(s, info->attr_ctx, &attr);
 	if (attr.isolate)
-		labels[nlabels++] = (struct pprof_label){ .key = "isolate", .str = attr.isolate };
+		labels[nlabels++] = (struct pprof_label){ .key = LABEL_ISOLATE, .str = attr.isolate };
 	if (attr.script)
-		labels[nlabels++] = (struct pprof_label){ .key = "script", .str = attr.script };
+		labels[nlabels++] = (struct pprof_label){ .key = LABEL_SCRIPT, .str = attr.script };
 	if (attr.version)
-		labels[nlabels++] = (struct pprof_label){ .key = "version", .str = attr.version };
+		labels[nlabels++] = (struct pprof_label){ .key = LABEL_VERSION, .str = attr.version };
 
 	w->stats->samples++;
 	w->stats->frames += v->nframes;
@@ -288,13 +286,13 @@ int cpu_profile__build(const struct sample_store *store, const struct frame_tabl
 		err = -ENOMEM;
 		goto out;
 	}
-	if (pprof_builder__add_sample_type(w.b, "samples", "count") ||
-	    pprof_builder__add_sample_type(w.b, "cpu", "nanoseconds")) {
+	if (pprof_builder__add_sample_type(w.b, SAMPLE_TYPE_SAMPLES, UNIT_COUNT) ||
+	    pprof_builder__add_sample_type(w.b, SAMPLE_TYPE_CPU, UNIT_NANOSECONDS)) {
 		err = -ENOMEM;
 		goto out;
 	}
-	pprof_builder__set_default_sample_type(w.b, "cpu");
-	pprof_builder__set_period(w.b, "cpu", "nanoseconds", (int64_t)info->period_ns);
+	pprof_builder__set_default_sample_type(w.b, SAMPLE_TYPE_CPU);
+	pprof_builder__set_period(w.b, SAMPLE_TYPE_CPU, UNIT_NANOSECONDS, (int64_t)info->period_ns);
 	pprof_builder__set_time(w.b, info->time_nanos, info->duration_nanos);
 	for (size_t i = 0; i < info->ncomments; i++) {
 		err = pprof_builder__add_comment(w.b, info->comments[i]);

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* frames: every distinct stack symbolized once and classified; see frames.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "user/attribute/frames.h"
+#include "lib/array.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
 #include "symbolize/v8name.h"
 
-struct frame_slot {
+/* What a frame is found by while the table is built: one per frame. */
+struct frame_key {
 	uint64_t ip;
 	uint32_t pid;
 	uint32_t flags;		/* FRAME_KEY_* */
-	uint32_t idx_plus1;	/* 0 = empty */
 };
 
 #define FRAME_KEY_KERNEL 1u
@@ -19,8 +23,9 @@ struct frame_slot {
 struct frame_table {
 	struct frame *frames;
 	size_t nframes, frames_cap;
-	struct frame_slot *slots;
-	size_t slots_cap;	/* power of two */
+	struct frame_key *keys;		/* per frame; dropped once built */
+	size_t keys_cap;
+	struct index_table by_key;	/* frames by key; dropped once built */
 	uint32_t *indices;	/* all stacks' frame indices, back to back */
 	struct frame_inline **inlined;	/* arrays handed out, freed with the table */
 	size_t ninlined, inlined_cap;
@@ -105,53 +110,25 @@ static enum frame_class classify(const struct frame *f)
 	return frames__classify_native(f->sym.name, f->kernel);
 }
 
-static uint64_t slot_hash(uint32_t pid, uint32_t flags, uint64_t ip)
+static uint32_t key_hash(const struct frame_key *k)
 {
-	uint64_t h = ip ^ ((uint64_t)pid << 29) ^ ((uint64_t)flags << 61);
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
+	return hash__fold32(hash__word(hash__word(HASH_SEED, k->ip),
+				       (uint64_t)k->pid << 32 | k->flags));
 }
 
-static int grow_slots(struct frame_table *ft)
+static bool key_is(const void *ctx, uint32_t index, const void *key)
 {
-	size_t cap = ft->slots_cap ? ft->slots_cap * 2 : 4096;
-	struct frame_slot *slots = calloc(cap, sizeof(*slots));
+	const struct frame_table *ft = ctx;
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < ft->slots_cap; i++) {
-		const struct frame_slot *old = &ft->slots[i];
-		size_t j;
-
-		if (!old->idx_plus1)
-			continue;
-		j = slot_hash(old->pid, old->flags, old->ip) & (cap - 1);
-		while (slots[j].idx_plus1)
-			j = (j + 1) & (cap - 1);
-		slots[j] = *old;
-	}
-	free(ft->slots);
-	ft->slots = slots;
-	ft->slots_cap = cap;
-	return 0;
+	return !memcmp(&ft->keys[index], key, sizeof(struct frame_key));
 }
 
 static const char *own_string(struct frame_table *ft, const char *s)
 {
 	char *copy;
 
-	if (ft->nstrings == ft->strings_cap) {
-		size_t cap = ft->strings_cap ? ft->strings_cap * 2 : 64;
-		char **strings = realloc(ft->strings, cap * sizeof(*strings));
-
-		if (!strings)
-			return NULL;
-		ft->strings = strings;
-		ft->strings_cap = cap;
-	}
+	if (array_grow(&ft->strings, &ft->strings_cap, ft->nstrings + 1))
+		return NULL;
 	copy = strdup(s);
 	if (copy)
 		ft->strings[ft->nstrings++] = copy;
@@ -176,15 +153,8 @@ static int add_inlined(struct frame_table *ft, struct isolate_registry *reg, str
 					   f->sym.symbol_offset, in, MAX_INLINED, &outer);
 	if (n <= 0)
 		return 0;
-	if (ft->ninlined == ft->inlined_cap) {
-		size_t cap = ft->inlined_cap ? ft->inlined_cap * 2 : 64;
-		struct frame_inline **arr = realloc(ft->inlined, cap * sizeof(*arr));
-
-		if (!arr)
-			return -ENOMEM;
-		ft->inlined = arr;
-		ft->inlined_cap = cap;
-	}
+	if (array_grow(&ft->inlined, &ft->inlined_cap, ft->ninlined + 1))
+		return -ENOMEM;
 	out = calloc(n, sizeof(*out));
 	if (!out)
 		return -ENOMEM;
@@ -206,45 +176,24 @@ static int add_inlined(struct frame_table *ft, struct isolate_registry *reg, str
 	return 0;
 }
 
-/* The frame for (pid, ip), symbolized on first sight.  -ENOMEM. */
-static int frame_for(struct frame_table *ft, struct symbolizer *sym,
-		     struct isolate_registry *reg, uint32_t pid, bool kernel, bool return_address,
-		     uint64_t ip, uint32_t *idx)
+/* A new frame for key, symbolized and classified. */
+static int frame_new(struct frame_table *ft, struct symbolizer *sym, struct isolate_registry *reg,
+		     const struct frame_key *key)
 {
-	uint32_t flags = (kernel ? FRAME_KEY_KERNEL : 0) | (return_address ? FRAME_KEY_RETURN : 0);
-	struct frame_slot *slot;
+	bool kernel = key->flags & FRAME_KEY_KERNEL;
 	struct frame *f;
-	size_t mask, i;
 	int err;
 
-	if (kernel)
-		pid = 0;
-	if ((ft->nframes + 1) * 2 > ft->slots_cap && grow_slots(ft))
+	if (array_grow(&ft->frames, &ft->frames_cap, ft->nframes + 1) ||
+	    array_grow(&ft->keys, &ft->keys_cap, ft->nframes + 1))
 		return -ENOMEM;
-	mask = ft->slots_cap - 1;
-	for (i = slot_hash(pid, flags, ip) & mask; ft->slots[i].idx_plus1; i = (i + 1) & mask) {
-		slot = &ft->slots[i];
-		if (slot->ip == ip && slot->pid == pid && slot->flags == flags) {
-			*idx = slot->idx_plus1 - 1;
-			return 0;
-		}
-	}
-	if (ft->nframes == ft->frames_cap) {
-		size_t cap = ft->frames_cap ? ft->frames_cap * 2 : 1024;
-		struct frame *frames = realloc(ft->frames, cap * sizeof(*frames));
-
-		if (!frames)
-			return -ENOMEM;
-		ft->frames = frames;
-		ft->frames_cap = cap;
-	}
 	f = &ft->frames[ft->nframes];
 	memset(f, 0, sizeof(*f));
-	f->addr = return_address ? ip - 1 : ip;
-	f->pid = pid;
+	f->addr = key->flags & FRAME_KEY_RETURN ? key->ip - 1 : key->ip;
+	f->pid = key->pid;
 	f->kernel = kernel;
 	err = kernel ? symbolizer__resolve_kernel(sym, f->addr, &f->sym) :
-		       symbolizer__resolve_user(sym, pid, f->addr, &f->sym);
+		       symbolizer__resolve_user(sym, key->pid, f->addr, &f->sym);
 	if (err) {
 		memset(&f->sym, 0, sizeof(f->sym));
 		f->sym.miss = SYM_MISS_NO_MAPPING;
@@ -254,11 +203,34 @@ static int frame_for(struct frame_table *ft, struct symbolizer *sym,
 	f->cls = classify(f);
 	if (add_inlined(ft, reg, f))
 		return -ENOMEM;
-	slot = &ft->slots[i];
-	slot->ip = ip;
-	slot->pid = pid;
-	slot->flags = flags;
-	slot->idx_plus1 = ft->nframes + 1;
+	ft->keys[ft->nframes] = *key;
+	return 0;
+}
+
+/* The frame for (pid, ip), symbolized on first sight.  -ENOMEM. */
+static int frame_for(struct frame_table *ft, struct symbolizer *sym,
+		     struct isolate_registry *reg, uint32_t pid, bool kernel, bool return_address,
+		     uint64_t ip, uint32_t *idx)
+{
+	struct frame_key key = {
+		.ip = ip,
+		.pid = kernel ? 0 : pid,
+		.flags = (kernel ? FRAME_KEY_KERNEL : 0) | (return_address ? FRAME_KEY_RETURN : 0),
+	};
+	uint32_t h = key_hash(&key);
+	size_t slot;
+	long i;
+
+	if (index_table__reserve(&ft->by_key))
+		return -ENOMEM;
+	i = index_table__lookup(&ft->by_key, h, key_is, ft, &key, &slot);
+	if (i >= 0) {
+		*idx = (uint32_t)i;
+		return 0;
+	}
+	if (frame_new(ft, sym, reg, &key))
+		return -ENOMEM;
+	index_table__set(&ft->by_key, slot, h, (uint32_t)ft->nframes);
 	*idx = ft->nframes++;
 	return 0;
 }
@@ -335,8 +307,9 @@ struct frame_table *frame_table__build(const struct sample_store *store, struct 
 		pos += v->nframes;
 		summarize(ft, v, st.nkernel);
 	}
-	free(ft->slots);
-	ft->slots = NULL;
+	index_table__release(&ft->by_key);
+	free(ft->keys);
+	ft->keys = NULL;
 	return ft;
 fail:
 	frame_table__free(ft);
@@ -355,7 +328,8 @@ void frame_table__free(struct frame_table *ft)
 		free(ft->strings[i]);
 	free(ft->strings);
 	free(ft->frames);
-	free(ft->slots);
+	free(ft->keys);
+	index_table__release(&ft->by_key);
 	free(ft->indices);
 	free(ft->stacks);
 	free(ft);

@@ -3,17 +3,17 @@
  * isolates: the isolate registry (see isolates.h, docs/attribution.md).
  *
  * Layout: one heap block per isolate (its isolate_info first, so the
- * pointer handed out never moves), found through an open-addressing hash
- * on (pid, address).  Every string an isolate_info points to is interned
- * in one registry-wide set and freed only with the registry, so names stay
- * valid across updates; script arrays that are replaced are kept until
- * then too (they are replaced only when an isolate's scripts change).
+ * pointer handed out never moves), found through an index_table on (pid,
+ * address).  Every string an isolate_info points to is interned in one
+ * registry-wide set and freed only with the registry, so names and labels
+ * stay valid across updates and label reloads; script arrays that are
+ * replaced are kept until then too (they are replaced only when an
+ * isolate's scripts change).  The labels file is version_labels.h's.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +22,12 @@
 #include <time.h>
 
 #include "user/attribute/isolates.h"
+#include "lib/array.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
+#include "lib/textscan.h"
 #include "symbolize/v8log.h"
-
-#define LABELS_LINE_MAX 8192
-#define LABELS_SCRIPT_MAX 4096
+#include "user/attribute/version_labels.h"
 
 struct iso_entry {
 	struct isolate_info info;	/* first: handed out as the entry */
@@ -42,33 +44,24 @@ struct iso_entry {
 	char placeholder[32];		/* "isolate-0x<hex>" */
 };
 
-struct iso_label {
-	const char *script;		/* interned, unescaped */
-	char prefix[SHA256_HEX_LEN];	/* lowercase, 12..64 hex */
-	size_t plen;
-	const char *label;		/* interned */
-	size_t line;
-};
-
 struct isolate_registry {
-	/* isolates: hash of entries, and all of them in the order learnt */
-	struct iso_entry **tab;
-	size_t tab_cap;
+	/* isolates, in the order learnt, and by (pid, address) */
 	struct iso_entry **all;
 	size_t nr, all_cap;
+	struct index_table by_key;
 	const struct isolate_info **sorted;	/* by pid, address; nr_sorted valid */
 	size_t nr_sorted;
 
-	/* interned strings */
+	/* interned strings, and by text */
 	char **strs;
 	size_t strs_cap, nr_strs;
+	struct index_table by_text;
 
 	/* replaced script arrays, freed with the registry */
 	void **graveyard;
 	size_t nr_graveyard, graveyard_cap;
 
-	struct iso_label *labels;	/* by script, prefix, line */
-	size_t nr_labels;
+	struct version_labels labels;
 
 	const char **names;		/* isolate_registry__names() */
 };
@@ -78,48 +71,9 @@ static const char *const no_scripts[1];
 /* ------------------------------------------------------------------ */
 /* small pieces */
 
-static uint64_t mix64(uint64_t x)
+static uint32_t key_hash(pid_t pid, uint64_t isolate)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a 64 */
-
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return mix64(h);
-}
-
-static uint64_t key_hash(pid_t pid, uint64_t isolate)
-{
-	return mix64(isolate ^ mix64((uint64_t)(uint32_t)pid + 0x9e3779b97f4a7c15ULL));
-}
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = ncap;
-	return 0;
+	return hash__fold32(hash__word(hash__word(HASH_SEED, (uint32_t)pid), isolate));
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -148,54 +102,51 @@ static bool is_hex(const char *s, size_t len)
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		if (!isxdigit((unsigned char)s[i]))
+		if (textscan__hex_digit(s[i]) < 0)
 			return false;
 	return true;
 }
 
 /* ------------------------------------------------------------------ */
-/* interned strings: open addressing, never removed */
+/* interned strings, never removed */
+
+static bool str_is(const void *ctx, uint32_t index, const void *key)
+{
+	const struct isolate_registry *reg = ctx;
+
+	return !strcmp(reg->strs[index], key);
+}
 
 static const char *intern(struct isolate_registry *reg, const char *s)
 {
-	size_t mask, i;
+	uint32_t h = hash__fold32(hash__str(HASH_SEED, s));
+	size_t slot;
 	char *copy;
+	long i;
 
-	if (reg->nr_strs + 1 > reg->strs_cap / 2) {
-		size_t ncap = reg->strs_cap ? reg->strs_cap * 2 : 256, j;
-		char **ntab = calloc(ncap, sizeof(*ntab));
-
-		if (!ntab)
-			return NULL;
-		for (j = 0; j < reg->strs_cap; j++) {
-			if (!reg->strs[j])
-				continue;
-			i = str_hash(reg->strs[j]) & (ncap - 1);
-			while (ntab[i])
-				i = (i + 1) & (ncap - 1);
-			ntab[i] = reg->strs[j];
-		}
-		free(reg->strs);
-		reg->strs = ntab;
-		reg->strs_cap = ncap;
-	}
-	mask = reg->strs_cap - 1;
-	for (i = str_hash(s) & mask; reg->strs[i]; i = (i + 1) & mask)
-		if (!strcmp(reg->strs[i], s))
-			return reg->strs[i];
+	if (index_table__reserve(&reg->by_text) ||
+	    array_grow(&reg->strs, &reg->strs_cap, reg->nr_strs + 1))
+		return NULL;
+	i = index_table__lookup(&reg->by_text, h, str_is, reg, s, &slot);
+	if (i >= 0)
+		return reg->strs[i];
 	copy = strdup(s);
 	if (!copy)
 		return NULL;
-	reg->strs[i] = copy;
-	reg->nr_strs++;
+	index_table__set(&reg->by_text, slot, h, (uint32_t)reg->nr_strs);
+	reg->strs[reg->nr_strs++] = copy;
 	return copy;
+}
+
+static const char *intern_cb(void *ctx, const char *s)
+{
+	return intern(ctx, s);
 }
 
 /* Keep p until the registry goes: callers may still hold it. */
 static int graveyard_reserve(struct isolate_registry *reg)
 {
-	return grow((void **)&reg->graveyard, &reg->graveyard_cap, reg->nr_graveyard + 1,
-		    sizeof(*reg->graveyard));
+	return array_grow(&reg->graveyard, &reg->graveyard_cap, reg->nr_graveyard + 1);
 }
 
 static void graveyard_put(struct isolate_registry *reg, void *p)
@@ -206,51 +157,41 @@ static void graveyard_put(struct isolate_registry *reg, void *p)
 /* ------------------------------------------------------------------ */
 /* isolates */
 
-static struct iso_entry *reg_get(const struct isolate_registry *reg, pid_t pid, uint64_t isolate)
-{
-	size_t mask, i;
+struct iso_key {
+	pid_t pid;
+	uint64_t isolate;
+};
 
-	if (!reg->tab_cap)
-		return NULL;
-	mask = reg->tab_cap - 1;
-	for (i = key_hash(pid, isolate) & mask; reg->tab[i]; i = (i + 1) & mask)
-		if (reg->tab[i]->info.pid == pid && reg->tab[i]->info.isolate == isolate)
-			return reg->tab[i];
-	return NULL;
+static bool entry_is(const void *ctx, uint32_t index, const void *key)
+{
+	const struct isolate_registry *reg = ctx;
+	const struct iso_key *k = key;
+
+	return reg->all[index]->info.pid == k->pid && reg->all[index]->info.isolate == k->isolate;
 }
 
-static void tab_insert(struct iso_entry **tab, size_t cap, struct iso_entry *e)
+static struct iso_entry *reg_get(const struct isolate_registry *reg, pid_t pid, uint64_t isolate)
 {
-	size_t i;
+	struct iso_key k = { pid, isolate };
+	long i = index_table__lookup(&reg->by_key, key_hash(pid, isolate), entry_is, reg, &k, NULL);
 
-	i = key_hash(e->info.pid, e->info.isolate) & (cap - 1);
-	while (tab[i])
-		i = (i + 1) & (cap - 1);
-	tab[i] = e;
+	return i < 0 ? NULL : reg->all[i];
 }
 
 static struct iso_entry *reg_get_or_create(struct isolate_registry *reg, pid_t pid,
 					   uint64_t isolate)
 {
-	struct iso_entry *e = reg_get(reg, pid, isolate);
-	size_t i;
+	struct iso_key k = { pid, isolate };
+	uint32_t h = key_hash(pid, isolate);
+	struct iso_entry *e;
+	size_t slot;
+	long i;
 
-	if (e)
-		return e;
-	if (grow((void **)&reg->all, &reg->all_cap, reg->nr + 1, sizeof(*reg->all)))
+	if (index_table__reserve(&reg->by_key) || array_grow(&reg->all, &reg->all_cap, reg->nr + 1))
 		return NULL;
-	if (reg->nr + 1 > reg->tab_cap / 2) {
-		size_t ncap = reg->tab_cap ? reg->tab_cap * 2 : 64;
-		struct iso_entry **ntab = calloc(ncap, sizeof(*ntab));
-
-		if (!ntab)
-			return NULL;
-		for (i = 0; i < reg->nr; i++)
-			tab_insert(ntab, ncap, reg->all[i]);
-		free(reg->tab);
-		reg->tab = ntab;
-		reg->tab_cap = ncap;
-	}
+	i = index_table__lookup(&reg->by_key, h, entry_is, reg, &k, &slot);
+	if (i >= 0)
+		return reg->all[i];
 	e = calloc(1, sizeof(*e));
 	if (!e)
 		return NULL;
@@ -262,7 +203,7 @@ static struct iso_entry *reg_get_or_create(struct isolate_registry *reg, pid_t p
 	strcpy(e->info.version, ISOLATE_VERSION_UNKNOWN);
 	e->info.v8_version = "";
 	e->seq = reg->nr;
-	tab_insert(reg->tab, reg->tab_cap, e);
+	index_table__set(&reg->by_key, slot, h, (uint32_t)reg->nr);
 	reg->all[reg->nr++] = e;
 	return e;
 }
@@ -282,76 +223,19 @@ static void entry_resolve_name(struct iso_entry *e)
 /* ------------------------------------------------------------------ */
 /* labels */
 
-static int label_key_cmp(const struct iso_label *l, const char *script, const char *hex12)
-{
-	int c = strcmp(l->script, script);
-
-	return c ? c : memcmp(l->prefix, hex12, ISOLATE_VERSION_LEN);
-}
-
-static int cmp_label(const void *a, const void *b)
-{
-	const struct iso_label *x = a, *y = b;
-	int c = strcmp(x->script, y->script);
-
-	if (c)
-		return c;
-	c = strcmp(x->prefix, y->prefix);
-	if (c)
-		return c;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
-/* The best label under key script for version_full into *best. */
-static void label_try(const struct isolate_registry *reg, const char *script, const char *full,
-		      const struct iso_label **best)
-{
-	size_t lo = 0, hi = reg->nr_labels;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (label_key_cmp(&reg->labels[mid], script, full) < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < reg->nr_labels && !label_key_cmp(&reg->labels[lo], script, full); lo++) {
-		const struct iso_label *l = &reg->labels[lo];
-
-		if (strncmp(full, l->prefix, l->plen))
-			continue;
-		if (!*best || l->plen > (*best)->plen ||
-		    (l->plen == (*best)->plen && l->line < (*best)->line))
-			*best = l;
-	}
-}
-
-/* Every pattern isolate__script_matches() accepts for name: itself and each tail after '/'. */
-static void label_try_name(const struct isolate_registry *reg, const char *name, const char *full,
-			   const struct iso_label **best)
-{
-	const char *p;
-
-	label_try(reg, name, full, best);
-	for (p = strchr(name, '/'); p; p = strchr(p + 1, '/'))
-		if (p[1])
-			label_try(reg, p + 1, full, best);
-}
-
 static void entry_resolve_label(const struct isolate_registry *reg, struct iso_entry *e)
 {
-	const struct iso_label *best = NULL;
+	const struct version_label *best = NULL;
 	const char *full = e->info.version_full;
 	size_t i;
 
 	e->info.label = NULL;
-	if (!reg->nr_labels || strlen(full) != SHA256_HEX_LEN - 1)
+	if (!reg->labels.nr || strlen(full) != SHA256_HEX_LEN - 1)
 		return;
 	if (e->info.service_name)
-		label_try_name(reg, e->info.service_name, full, &best);
+		version_labels__best(&reg->labels, e->info.service_name, full, &best);
 	for (i = 0; i < e->info.nr_scripts; i++)
-		label_try_name(reg, e->info.scripts[i], full, &best);
+		version_labels__best(&reg->labels, e->info.scripts[i], full, &best);
 	if (best)
 		e->info.label = best->label;
 }
@@ -524,48 +408,159 @@ static void entry_set_created(struct iso_entry *e, const char *path)
 	}
 }
 
+static int entry_update_v8_version(struct isolate_registry *reg, struct iso_entry *e)
+{
+	const char *v8v = v8log__version(e->log);
+
+	if (!strcmp(e->info.v8_version, v8v))
+		return 0;
+	v8v = intern(reg, v8v);
+	if (!v8v)
+		return -ENOMEM;
+	e->info.v8_version = v8v;
+	return 0;
+}
+
+/* User scripts in the log, those of them with a source; runtime ones into nr_internal. */
+static void entry_count_scripts(struct iso_entry *e, size_t *nuser, size_t *nsrc)
+{
+	size_t count = v8log__script_count(e->log), i;
+	const struct v8log_script *s;
+
+	*nuser = *nsrc = 0;
+	e->info.nr_internal = 0;
+	for (i = 0; i < count; i++) {
+		s = v8log__script_at(e->log, i);
+		if (!s)
+			continue;
+		if (!isolate__is_user_script(s->name)) {
+			e->info.nr_internal++;
+			continue;
+		}
+		++*nuser;
+		if (s->source)
+			++*nsrc;
+	}
+}
+
+/* An isolate's user scripts, gathered from its log. */
+struct user_scripts {
+	struct vpair *pairs;	/* sorted, unique */
+	size_t nr_pairs;
+	const char **names;	/* interned, ascending, unique */
+	size_t nr_names;
+	const char *entry;	/* the first the log names, interned; NULL when none */
+};
+
+static void user_scripts__release(struct user_scripts *us)
+{
+	free(us->pairs);
+	free(us->names);
+}
+
+static int user_scripts__collect(struct isolate_registry *reg, struct iso_entry *e, size_t nuser,
+				 struct user_scripts *us)
+{
+	size_t count = v8log__script_count(e->log), k = 0, i;
+	const struct v8log_script *s;
+
+	memset(us, 0, sizeof(*us));
+	if (!nuser)
+		return 0;
+	us->pairs = calloc(nuser, sizeof(*us->pairs));
+	us->names = calloc(nuser, sizeof(*us->names));
+	if (!us->pairs || !us->names)
+		return -ENOMEM;
+	for (i = 0; i < count && k < nuser; i++) {
+		s = v8log__script_at(e->log, i);
+		if (!s || !isolate__is_user_script(s->name))
+			continue;
+		if (!us->entry)
+			us->entry = s->name;
+		us->pairs[k].name = s->name;
+		us->pairs[k].src = s->source ? s->source : "";
+		us->pairs[k].len = s->source ? s->source_len : 0;
+		k++;
+	}
+	us->nr_pairs = vpairs_sort_unique(us->pairs, k);
+	for (i = 0; i < us->nr_pairs; i++) {
+		if (us->nr_names && !strcmp(us->names[us->nr_names - 1], us->pairs[i].name))
+			continue;
+		us->names[us->nr_names] = intern(reg, us->pairs[i].name);
+		if (!us->names[us->nr_names])
+			return -ENOMEM;
+		us->nr_names++;
+	}
+	if (us->entry && !(us->entry = intern(reg, us->entry)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* The script names, taking us->names when they changed (the old array outlives them). */
+static int entry_set_scripts(struct isolate_registry *reg, struct iso_entry *e,
+			     struct user_scripts *us)
+{
+	size_t nn = us->nr_names, i;
+	bool same = nn == e->info.nr_scripts;
+
+	for (i = 0; same && i < nn; i++)
+		same = us->names[i] == e->info.scripts[i];
+	if (same)
+		return 0;
+	if (e->scripts_cap && graveyard_reserve(reg))
+		return -ENOMEM;
+	if (e->scripts_cap)
+		graveyard_put(reg, e->scripts);
+	if (nn) {
+		e->scripts = us->names;
+		e->scripts_cap = nn;
+		e->info.scripts = us->names;
+		us->names = NULL;
+	} else {
+		e->scripts = NULL;
+		e->scripts_cap = 0;
+		e->info.scripts = no_scripts;
+	}
+	e->info.nr_scripts = nn;
+	return 0;
+}
+
+static void entry_set_version(struct iso_entry *e, const struct user_scripts *us)
+{
+	char hex[SHA256_HEX_LEN];
+
+	if (!us->nr_pairs) {
+		e->info.version_full[0] = '\0';
+		strcpy(e->info.version, ISOLATE_VERSION_UNKNOWN);
+		return;
+	}
+	vpairs_hash(us->pairs, us->nr_pairs, hex);
+	memcpy(e->info.version_full, hex, sizeof(hex));
+	memcpy(e->info.version, hex, ISOLATE_VERSION_LEN);
+	e->info.version[ISOLATE_VERSION_LEN] = '\0';
+}
+
 /*
  * Scripts, version and name from the log, when its scripts changed since
  * the last time.  On failure info keeps what it had.
  */
 static int entry_recompute(struct isolate_registry *reg, struct iso_entry *e)
 {
-	size_t count = v8log__script_count(e->log), nuser = 0, nsrc = 0, nr_internal = 0;
-	size_t k = 0, nn = 0, i;
-	const struct v8log_script *s;
-	const char *entry = NULL, **names = NULL;
-	struct vpair *p = NULL;
+	struct user_scripts us;
 	struct v8log_stats st;
-	const char *v8v;
-	char hex[SHA256_HEX_LEN];
-	bool same;
+	size_t nuser, nsrc;
+	int err;
 
-	v8v = v8log__version(e->log);
-	if (strcmp(e->info.v8_version, v8v)) {
-		v8v = intern(reg, v8v);
-		if (!v8v)
-			return -ENOMEM;
-		e->info.v8_version = v8v;
-	}
+	err = entry_update_v8_version(reg, e);
+	if (err)
+		return err;
 	/*
 	 * Hash again only when the user scripts changed: apps that eval or
 	 * new Function() per request add unnamed scripts all the time, and a
 	 * bundle may be tens of MB.
 	 */
 	v8log__stats(e->log, &st);
-	for (i = 0; i < count; i++) {
-		s = v8log__script_at(e->log, i);
-		if (!s)
-			continue;
-		if (!isolate__is_user_script(s->name)) {
-			nr_internal++;
-			continue;
-		}
-		nuser++;
-		if (s->source)
-			nsrc++;
-	}
-	e->info.nr_internal = nr_internal;
+	entry_count_scripts(e, &nuser, &nsrc);
 	if (!e->stale && nuser == e->seen_scripts && nsrc == e->seen_sources &&
 	    st.restarts == e->seen_restarts)
 		return 0;
@@ -573,72 +568,16 @@ static int entry_recompute(struct isolate_registry *reg, struct iso_entry *e)
 	if (st.restarts != e->seen_restarts)
 		entry_set_created(e, e->info.code_log_path);
 
-	if (nuser) {
-		p = calloc(nuser, sizeof(*p));
-		names = calloc(nuser, sizeof(*names));
-		if (!p || !names)
-			goto nomem;
+	err = user_scripts__collect(reg, e, nuser, &us);
+	if (!err)
+		err = entry_set_scripts(reg, e, &us);
+	if (err) {
+		user_scripts__release(&us);
+		return err;
 	}
-	for (i = 0; i < count && k < nuser; i++) {
-		s = v8log__script_at(e->log, i);
-		if (!s || !isolate__is_user_script(s->name))
-			continue;
-		if (!entry)
-			entry = s->name;
-		p[k].name = s->name;
-		p[k].src = s->source ? s->source : "";
-		p[k].len = s->source ? s->source_len : 0;
-		k++;
-	}
-	k = vpairs_sort_unique(p, k);
-	for (i = 0; i < k; i++) {
-		if (nn && !strcmp(names[nn - 1], p[i].name))
-			continue;
-		names[nn] = intern(reg, p[i].name);
-		if (!names[nn])
-			goto nomem;
-		nn++;
-	}
-	if (entry && !(entry = intern(reg, entry)))
-		goto nomem;
-	if (k)
-		vpairs_hash(p, k, hex);
-	free(p);
-	p = NULL;
-
-	same = nn == e->info.nr_scripts;
-	for (i = 0; same && i < nn; i++)
-		same = names[i] == e->info.scripts[i];
-	if (!same) {
-		if (e->scripts_cap && graveyard_reserve(reg))
-			goto nomem;
-		if (e->scripts_cap)
-			graveyard_put(reg, e->scripts);
-		if (nn) {
-			e->scripts = names;
-			e->scripts_cap = nn;
-			e->info.scripts = names;
-		} else {
-			free(names);
-			e->scripts = NULL;
-			e->scripts_cap = 0;
-			e->info.scripts = no_scripts;
-		}
-		e->info.nr_scripts = nn;
-	} else {
-		free(names);
-	}
-	names = NULL;
-
-	e->entry_script = entry;
-	if (k) {
-		memcpy(e->info.version_full, hex, sizeof(hex));
-		memcpy(e->info.version, hex, ISOLATE_VERSION_LEN);
-		e->info.version[ISOLATE_VERSION_LEN] = '\0';
-	} else {
-		e->info.version_full[0] = '\0';
-		strcpy(e->info.version, ISOLATE_VERSION_UNKNOWN);
-	}
+	e->entry_script = us.entry;
+	entry_set_version(e, &us);
+	user_scripts__release(&us);
 	e->seen_scripts = nuser;
 	e->seen_sources = nsrc;
 	e->seen_restarts = st.restarts;
@@ -646,11 +585,6 @@ static int entry_recompute(struct isolate_registry *reg, struct iso_entry *e)
 	entry_resolve_name(e);
 	entry_resolve_label(reg, e);
 	return 0;
-
-nomem:
-	free(p);
-	free(names);
-	return -ENOMEM;
 }
 
 /* Drop what the JS-frame fallback gathered: the log knows better. */
@@ -919,222 +853,27 @@ const struct isolate_info *const *isolate_registry__list(struct isolate_registry
 }
 
 /* ------------------------------------------------------------------ */
-/* labels file */
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' || c == '\n';
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)tolower((unsigned char)c);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* \\ and \xNN in place; -EINVAL on a bad escape or a NUL. */
-static int unescape(char *s)
-{
-	char *w = s;
-
-	while (*s) {
-		if (*s != '\\') {
-			*w++ = *s++;
-			continue;
-		}
-		if (s[1] == '\\') {
-			*w++ = '\\';
-			s += 2;
-		} else if (s[1] == 'x' && hexval(s[2]) >= 0 && hexval(s[3]) >= 0) {
-			int v = hexval(s[2]) * 16 + hexval(s[3]);
-
-			if (!v)
-				return -EINVAL;
-			*w++ = (char)v;
-			s += 4;
-		} else {
-			return -EINVAL;
-		}
-	}
-	*w = '\0';
-	return 0;
-}
-
-static int __attribute__((format(printf, 4, 5)))
-labels_error(char *err, size_t errlen, size_t line, const char *fmt, ...)
-{
-	char msg[320];
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(msg, sizeof(msg), fmt, ap);
-		va_end(ap);
-		snprintf(err, errlen, "line %zu: %s", line, msg);
-	}
-	return -EINVAL;
-}
-
-/* One line into l (0), nothing to use (1), or an error. */
-static int labels_parse_line(struct isolate_registry *reg, char *buf, size_t line,
-			     struct iso_label *l, char *err, size_t errlen)
-{
-	char *f[4], *p = buf;
-	size_t nf = 0, len, i;
-
-	while (nf < 4) {
-		while (is_blank(*p))
-			p++;
-		if (!*p || *p == '#')
-			break;
-		f[nf++] = p;
-		while (*p && !is_blank(*p))
-			p++;
-		if (*p)
-			*p++ = '\0';
-	}
-	if (!nf)
-		return 1;
-	if (nf != 3)
-		return labels_error(err, errlen, line, "expected SCRIPT VERSION_ID LABEL, found %s",
-				    nf < 3 ? "fewer fields" : "more fields");
-
-	if (strlen(f[0]) > LABELS_SCRIPT_MAX)
-		return labels_error(err, errlen, line, "script name longer than %d bytes",
-				    LABELS_SCRIPT_MAX);
-	if (unescape(f[0]))
-		return labels_error(err, errlen, line,
-				    "bad escape in script name '%.200s' (\\\\ or \\xNN)", f[0]);
-
-	len = strlen(f[1]);
-	if (len < ISOLATE_VERSION_LEN || len > SHA256_HEX_LEN - 1 || !is_hex(f[1], len))
-		return labels_error(err, errlen, line,
-				    "version id '%.80s' is not 12 to 64 hex digits", f[1]);
-	for (i = 0; i < len; i++)
-		l->prefix[i] = (char)tolower((unsigned char)f[1][i]);
-	l->prefix[len] = '\0';
-	l->plen = len;
-
-	len = strlen(f[2]);
-	if (len > ISOLATE_LABEL_MAX)
-		return labels_error(err, errlen, line, "label longer than %d characters",
-				    ISOLATE_LABEL_MAX);
-	for (i = 0; i < len; i++)
-		if ((unsigned char)f[2][i] < 0x21 || (unsigned char)f[2][i] > 0x7e)
-			return labels_error(err, errlen, line,
-					    "label '%.80s' has a non-printable or non-ASCII byte",
-					    f[2]);
-	if (!strcmp(f[2], "latest") || !strcmp(f[2], ISOLATE_VERSION_UNKNOWN))
-		return labels_error(err, errlen, line, "label '%s' is reserved", f[2]);
-
-	l->script = intern(reg, f[0]);
-	l->label = intern(reg, f[2]);
-	if (!l->script || !l->label)
-		return -ENOMEM;
-	l->line = line;
-	return 0;
-}
+/* labels */
 
 int isolate_registry__load_labels(struct isolate_registry *reg, const char *path, char *err,
 				  size_t errlen)
 {
-	struct iso_label *labels = NULL, dup = { 0 }, dup_first = { 0 };
-	size_t nr = 0, cap = 0, line = 0, bufcap = 0, i, k;
-	char *buf = NULL;
-	ssize_t len;
-	int rc = 0, used;
-	FILE *f;
+	struct version_labels labels;
+	size_t i;
+	int rc;
 
 	if (err && errlen)
 		err[0] = '\0';
 	if (!reg || !path)
 		return -EINVAL;
-	f = fopen(path, "re");
-	if (!f) {
-		rc = -errno;
-		if (err && errlen)
-			snprintf(err, errlen, "%s", strerror(-rc));
+	rc = version_labels__load(path, intern_cb, reg, &labels, err, errlen);
+	if (rc)
 		return rc;
-	}
-	for (;;) {
-		errno = 0;
-		len = getline(&buf, &bufcap, f);
-		if (len < 0) {
-			if (errno == ENOMEM) {
-				rc = -ENOMEM;
-				goto out;
-			}
-			break;
-		}
-		line++;
-		if (len > LABELS_LINE_MAX) {
-			rc = labels_error(err, errlen, line, "longer than %d bytes",
-					  LABELS_LINE_MAX);
-			goto out;
-		}
-		if ((size_t)len != strlen(buf)) {
-			rc = labels_error(err, errlen, line, "NUL byte");
-			goto out;
-		}
-		if (grow((void **)&labels, &cap, nr + 1, sizeof(*labels))) {
-			rc = -ENOMEM;
-			goto out;
-		}
-		used = labels_parse_line(reg, buf, line, &labels[nr], err, errlen);
-		if (used < 0) {
-			rc = used;
-			goto out;
-		}
-		if (!used)
-			nr++;
-	}
-	if (ferror(f)) {
-		rc = -EIO;
-		if (err && errlen)
-			snprintf(err, errlen, "line %zu: read error", line + 1);
-		goto out;
-	}
-
-	if (nr)
-		qsort(labels, nr, sizeof(*labels), cmp_label);
-	/*
-	 * The same script and version id twice: fine when the labels agree
-	 * (kept once), else the later of the first such pair is the error.
-	 */
-	for (i = 1, k = nr ? 1 : 0; i < nr; i++) {
-		const struct iso_label *a = &labels[k - 1], *b = &labels[i];
-
-		if (strcmp(a->script, b->script) || strcmp(a->prefix, b->prefix)) {
-			labels[k++] = *b;
-			continue;
-		}
-		if (a->label != b->label && (!dup.line || b->line < dup.line)) {
-			dup = *b;
-			dup_first = *a;
-		}
-	}
-	if (dup.line) {
-		rc = labels_error(err, errlen, dup.line,
-				  "%.200s %s: label '%s' but line %zu says '%s'", dup.script,
-				  dup.prefix, dup.label, dup_first.line, dup_first.label);
-		goto out;
-	}
-	nr = k;
-
-	free(reg->labels);
+	version_labels__release(&reg->labels);
 	reg->labels = labels;
-	reg->nr_labels = nr;
-	labels = NULL;
 	for (i = 0; i < reg->nr; i++)
 		entry_resolve_label(reg, reg->all[i]);
-	rc = (int)nr;
-out:
-	free(buf);
-	free(labels);
-	fclose(f);
-	return rc;
+	return (int)labels.nr;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1165,16 +904,6 @@ static bool entry_version_matches(const struct iso_entry *e, const char *version
 	       e->info.version_full[0] && !strncasecmp(e->info.version_full, version, vlen);
 }
 
-static bool label_known(const struct isolate_registry *reg, const char *label)
-{
-	size_t i;
-
-	for (i = 0; i < reg->nr_labels; i++)
-		if (!strcmp(reg->labels[i].label, label))
-			return true;
-	return false;
-}
-
 int isolate_registry__match(struct isolate_registry *reg, const char *script, const char *version,
 			    isolate_executed_fn executed, void *ctx,
 			    const struct isolate_info **out, size_t max)
@@ -1187,11 +916,11 @@ int isolate_registry__match(struct isolate_registry *reg, const char *script, co
 
 	if (!reg || !script || !*script || (version && !*version) || (max && !out))
 		return -EINVAL;
-	latest = version && !strcmp(version, "latest");
+	latest = version && !strcmp(version, ISOLATE_VERSION_LATEST);
 	if (version && !latest) {
 		vlen = strlen(version);
 		hex = is_hex(version, vlen);
-		if (hex && vlen < ISOLATE_MIN_PREFIX && !label_known(reg, version))
+		if (hex && vlen < ISOLATE_MIN_PREFIX && !version_labels__has(&reg->labels, version))
 			return -EINVAL;
 	}
 	rc = reg_sort(reg);
@@ -1293,14 +1022,15 @@ void isolate_registry__free(struct isolate_registry *reg)
 	}
 	for (i = 0; i < reg->nr_graveyard; i++)
 		free(reg->graveyard[i]);
-	for (i = 0; i < reg->strs_cap; i++)
+	for (i = 0; i < reg->nr_strs; i++)
 		free(reg->strs[i]);
 	free(reg->strs);
+	index_table__release(&reg->by_text);
 	free(reg->graveyard);
-	free(reg->tab);
+	index_table__release(&reg->by_key);
 	free(reg->all);
 	free(reg->sorted);
-	free(reg->labels);
+	version_labels__release(&reg->labels);
 	free(reg->names);
 	free(reg);
 }

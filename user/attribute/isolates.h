@@ -24,15 +24,10 @@
  * different sources contributes both.  An isolate with no user script in
  * its log, or without a log, has version "unknown".
  *
- * Labels (isolate_registry__load_labels()): text lines
- *   SCRIPT VERSION_ID LABEL
- * separated by blanks; blank lines and fields from one starting with '#'
- * to the end of the line are ignored.  SCRIPT is matched like --script
- * (isolate__script_matches(), against the service name and the user
- * scripts) and may use \\ and \xNN escapes (for blanks in names);
- * VERSION_ID is 12 to 64 hex digits, a prefix of the full version id;
- * LABEL is 1..128 printable ASCII characters other than blanks, and not
- * "latest" or "unknown".  Of several lines that fit an isolate, the
+ * Labels (isolate_registry__load_labels()): the --version-labels file of
+ * version_labels.h, lines "SCRIPT VERSION_ID LABEL".  SCRIPT is matched
+ * against the service name and the user scripts as --script matches
+ * (isolate__script_matches()); of several lines that fit an isolate, the
  * longest VERSION_ID wins, then the earliest line.
  *
  * Ownership and lifetime: the registry owns everything it hands out.  An
@@ -57,7 +52,7 @@
 
 #define ISOLATE_VERSION_LEN 12		/* hex characters shown */
 #define ISOLATE_VERSION_UNKNOWN "unknown"
-#define ISOLATE_LABEL_MAX 128
+#define ISOLATE_VERSION_LATEST "latest"	/* --version latest */
 #define ISOLATE_MIN_PREFIX 4		/* hex characters for a --version prefix */
 
 struct isolate_info {

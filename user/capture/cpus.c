@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* cpus: the kernel's CPU list format; see cpus.h. */
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -6,21 +7,16 @@
 #include <string.h>
 
 #include "user/capture/cpus.h"
+#include "lib/array.h"
+#include "lib/procfs.h"
 
 /* No machine has more; bounds the work a malformed "0-2000000000" can cause. */
 #define MAX_CPU_ID 65535
 
 static int append(struct cpu_set_list *out, size_t *cap, int id)
 {
-	int *ids;
-
-	if (out->count == *cap) {
-		*cap = *cap ? *cap * 2 : 16;
-		ids = realloc(out->ids, *cap * sizeof(*ids));
-		if (!ids)
-			return -ENOMEM;
-		out->ids = ids;
-	}
+	if (array_grow(&out->ids, cap, out->count + 1))
+		return -ENOMEM;
 	out->ids[out->count++] = id;
 	return 0;
 }
@@ -91,15 +87,12 @@ fail:
 int cpus__online(struct cpu_set_list *out)
 {
 	char buf[4096];
-	size_t n;
-	FILE *f;
+	ssize_t n;
 
-	f = fopen("/sys/devices/system/cpu/online", "re");
-	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
+	/* a small kernel file, read as procfs reads /proc's */
+	n = procfs__read("/sys/devices/system/cpu/online", buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
 	return cpus__parse_list(buf, out);
 }
 

@@ -25,6 +25,9 @@
  * and code log paths are openable from here: as the process names them when
  * it shares our mount namespace, else under /proc/PID/root.
  *
+ * The inspector's address is found by inspector_addr.h; code logs are
+ * named as v8log__parse_filename() reads them.
+ *
  * Errors: actions return 0 or a negative errno; nothing prints.  A process
  * that cannot be inspected (permission, or it exited mid-scan) is skipped
  * and counted, never a reason to fail the scan.
@@ -39,6 +42,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+#include "lib/procfs.h"
 
 #define DISCOVER_TLS_SYMBOL "_ZN2v88internal18g_current_isolate_E"
 
@@ -67,7 +72,7 @@ struct discover_tls {
 
 struct discover_code_log {
 	char *path;		/* openable from here */
-	uint64_t isolate;	/* from the file name */
+	uint64_t isolate;	/* from the file name (v8log__parse_filename()) */
 	uint64_t size;		/* bytes, when stat succeeded */
 	bool open;		/* held open by the process (V8 is writing it) */
 };
@@ -75,7 +80,7 @@ struct discover_code_log {
 struct discover_proc {
 	pid_t pid;
 	pid_t nspid;		/* the pid in its own namespace (last of NSpid:) */
-	char comm[17];
+	char comm[PROCFS_COMM_LEN + 1];
 	char *exe;		/* /proc/PID/exe's target */
 	enum discover_runtime runtime;
 	char *version;		/* "v20.20.2", "2026-11-17", or "unknown" */
@@ -124,58 +129,6 @@ void discover__free(struct discover_list *list);
 /*
  * Pure helpers, exposed for the tests.
  */
-
-/* A listening or other socket from a /proc/net/tcp{,6} row. */
-struct discover_sock {
-	char addr[46];		/* numeric, no brackets: "127.0.0.1", "::1" */
-	unsigned int port;
-	unsigned int state;	/* 0x0A is LISTEN */
-	uint64_t inode;
-	bool v6;
-};
-
-/* One row of /proc/net/tcp (v6 false) or tcp6.  0, or -EINVAL (header, malformed). */
-int discover__parse_tcp_line(const char *line, bool v6, struct discover_sock *out);
-
-/* The last pid of the "NSpid:" line in status text; -ENOENT when there is none. */
-int discover__parse_nspid(const char *status, pid_t *nspid);
-
-/*
- * comm and flags from /proc/PID/stat text (the comm may hold spaces and
- * parentheses).  0 or -EINVAL.
- */
-int discover__parse_stat(const char *stat, char comm[17], unsigned long *flags);
-
-/*
- * A V8 per-isolate log name, "isolate-0x<hex>-<pid>-<rest>" (a path is
- * allowed: its last component is parsed).  0, or -EINVAL.
- */
-int discover__parse_code_log_name(const char *name, uint64_t *isolate, pid_t *pid);
-
-/*
- * The inspector address a command line (argc NUL-terminated strings, as in
- * /proc/PID/cmdline) asks for.  workerd: --inspector-addr=ADDR,
- * --inspector-addr ADDR, -i ADDR, -iADDR (port 9229 by default).  node:
- * --inspect[=ADDR], --inspect-brk[=ADDR], --inspect-wait[=ADDR],
- * --inspect-port=ADDR and --debug-port=ADDR, before the script or --;
- * ADDR is [HOST:]PORT or HOST, and 127.0.0.1:9229 the default.
- * 1 when a flag names it, 0 when not (host and port then hold node's
- * default, or "" and 0 for other runtimes); host is numeric or a name,
- * without brackets.
- */
-int discover__parse_inspector_flag(enum discover_runtime rt, const char *cmdline, size_t len,
-				   char *host, size_t host_len, unsigned int *port);
-
-/* "HOST:PORT", with brackets around an IPv6 host.  0 or -ENOSPC. */
-int discover__format_hostport(const char *host, unsigned int port, char *buf, size_t len);
-
-/*
- * Whether a listening socket serves host:port: same port, and the same
- * address, or either side a wildcard ("", "*", "0.0.0.0", "::"), or
- * "localhost" against a loopback address.
- */
-bool discover__sock_matches(const struct discover_sock *sock, const char *host,
-			    unsigned int port);
 
 /*
  * node's version in the bytes of its .rodata: "v20.20.2".  0, or -ENOENT.

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* sample_store: every sample of a capture, stacks and names interned; see sample_store.h. */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/array.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
 #include "user/capture/sample_store.h"
 
 struct stack_entry {
@@ -11,7 +15,7 @@ struct stack_entry {
 	uint32_t pid;
 	uint16_t nkernel;
 	uint16_t nuser;
-	uint64_t hash;
+	uint32_t hash;		/* also in the index; here it saves a cache miss per probe */
 };
 
 struct sample_store {
@@ -23,48 +27,29 @@ struct sample_store {
 
 	struct stack_entry *stacks;
 	size_t nstacks, stacks_cap;
-	uint32_t *stack_slots;	/* open addressing: stack id + 1, 0 = empty */
-	size_t stack_slots_cap;	/* power of two */
+	struct index_table stack_index;
 
 	char (*comms)[ISOPROF_COMM_LEN + 1];
 	size_t ncomms, comms_cap;
-	uint32_t *comm_slots;
-	size_t comm_slots_cap;
+	struct index_table comm_index;
 };
 
-static int grow(void **buf, size_t *cap, size_t need, size_t elem)
+/* What a stack is interned by: sample_store__add() hashes it once. */
+struct stack_key {
+	uint32_t pid;
+	const __u64 *k, *u;
+	size_t nk, nu;
+};
+
+static uint32_t stack_hash(const struct stack_key *key)
 {
-	size_t ncap = *cap ? *cap : 64;
-	void *p;
+	uint64_t h = hash__word(HASH_SEED, ((uint64_t)key->pid << 32) | (key->nk << 16) | key->nu);
 
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	p = realloc(*buf, ncap * elem);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = ncap;
-	return 0;
-}
-
-static uint64_t mix64(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	h *= 0xbf58476d1ce4e5b9ull;
-	return h ^ (h >> 31);
-}
-
-static uint64_t hash_stack(uint32_t pid, const __u64 *k, size_t nk, const __u64 *u, size_t nu)
-{
-	uint64_t h = mix64(0x51ed27u, ((uint64_t)pid << 32) | (nk << 16) | nu);
-
-	for (size_t i = 0; i < nk; i++)
-		h = mix64(h, k[i]);
-	for (size_t i = 0; i < nu; i++)
-		h = mix64(h, u[i]);
-	return h;
+	for (size_t i = 0; i < key->nk; i++)
+		h = hash__word(h, key->k[i]);
+	for (size_t i = 0; i < key->nu; i++)
+		h = hash__word(h, key->u[i]);
+	return hash__fold32(h);
 }
 
 struct sample_store *sample_store__new(void)
@@ -72,16 +57,7 @@ struct sample_store *sample_store__new(void)
 	struct sample_store *st = calloc(1, sizeof(*st));
 
 	if (!st)
-		return NULL;
-	st->stack_slots_cap = 1024;
-	st->stack_slots = calloc(st->stack_slots_cap, sizeof(*st->stack_slots));
-	st->comm_slots_cap = 64;
-	st->comm_slots = calloc(st->comm_slots_cap, sizeof(*st->comm_slots));
-	if (!st->stack_slots || !st->comm_slots) {
-		sample_store__free(st);
 		errno = ENOMEM;
-		return NULL;
-	}
 	return st;
 }
 
@@ -92,124 +68,119 @@ void sample_store__free(struct sample_store *st)
 	free(st->samples);
 	free(st->ips);
 	free(st->stacks);
-	free(st->stack_slots);
+	index_table__release(&st->stack_index);
 	free(st->comms);
-	free(st->comm_slots);
+	index_table__release(&st->comm_index);
 	free(st);
 }
 
-static int rehash_stacks(struct sample_store *st)
+/*
+ * Every sample is interned (the sampling hot path): probe inline, with the
+ * comparison inlined, and make room only for a new entry.  The probe reads
+ * the slot's index and then the entry, whose hash settles most mismatches:
+ * the index's own hash array would be one more cache miss per sample.
+ */
+static bool stack_is(const struct sample_store *st, uint32_t index, uint32_t h,
+		     const struct stack_key *key)
 {
-	size_t cap = st->stack_slots_cap * 2;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t id = 0; id < st->nstacks; id++) {
-		size_t i = st->stacks[id].hash & (cap - 1);
-
-		while (slots[i])
-			i = (i + 1) & (cap - 1);
-		slots[i] = id + 1;
-	}
-	free(st->stack_slots);
-	st->stack_slots = slots;
-	st->stack_slots_cap = cap;
-	return 0;
-}
-
-static bool stack_equal(const struct sample_store *st, const struct stack_entry *e, uint32_t pid,
-			const __u64 *k, size_t nk, const __u64 *u, size_t nu)
-{
+	const struct stack_entry *e = &st->stacks[index];
 	const __u64 *ips = st->ips + e->ips_offset;
 
-	return e->pid == pid && e->nkernel == nk && e->nuser == nu &&
-	       !memcmp(ips, k, nk * sizeof(*k)) && !memcmp(ips + nk, u, nu * sizeof(*u));
+	return e->hash == h && e->pid == key->pid && e->nkernel == key->nk &&
+	       e->nuser == key->nu &&
+	       !memcmp(ips, key->k, key->nk * sizeof(*key->k)) &&
+	       !memcmp(ips + key->nk, key->u, key->nu * sizeof(*key->u));
 }
 
-static int intern_stack(struct sample_store *st, uint32_t pid, const __u64 *k, size_t nk,
-			const __u64 *u, size_t nu, uint32_t *id)
+/* The stack's id, or -1 and *slot: the empty slot it belongs in. */
+static inline long find_stack(const struct sample_store *st, uint32_t h,
+			      const struct stack_key *key, size_t *slot)
 {
-	uint64_t h = hash_stack(pid, k, nk, u, nu);
-	size_t mask = st->stack_slots_cap - 1;
-	struct stack_entry *e;
-	size_t i = h & mask;
-	int err;
+	const struct index_table *t = &st->stack_index;
+	size_t k;
 
-	for (; st->stack_slots[i]; i = (i + 1) & mask) {
-		e = &st->stacks[st->stack_slots[i] - 1];
-		if (e->hash == h && stack_equal(st, e, pid, k, nk, u, nu)) {
-			*id = st->stack_slots[i] - 1;
-			return 0;
-		}
+	if (!t->mask)
+		return -1;
+	for (k = index_table__first(t, h); t->idx1[k]; k = index_table__next(t, k))
+		if (stack_is(st, t->idx1[k] - 1, h, key))
+			return (long)t->idx1[k] - 1;
+	*slot = k;
+	return -1;
+}
+
+static int intern_stack(struct sample_store *st, const struct stack_key *key, uint32_t *id)
+{
+	uint32_t h = stack_hash(key);
+	struct stack_entry *e;
+	size_t slot = 0, mask;
+	long i;
+
+	i = find_stack(st, h, key, &slot);
+	if (i >= 0) {
+		*id = (uint32_t)i;
+		return 0;
 	}
-	if (grow((void **)&st->stacks, &st->stacks_cap, st->nstacks + 1, sizeof(*st->stacks)) ||
-	    grow((void **)&st->ips, &st->ips_cap, st->nips + nk + nu, sizeof(*st->ips)))
+	mask = st->stack_index.mask;
+	if (index_table__reserve(&st->stack_index) ||
+	    array_grow(&st->stacks, &st->stacks_cap, st->nstacks + 1) ||
+	    array_grow(&st->ips, &st->ips_cap, st->nips + key->nk + key->nu))
 		return -ENOMEM;
+	if (st->stack_index.mask != mask)
+		find_stack(st, h, key, &slot);
 	e = &st->stacks[st->nstacks];
 	e->ips_offset = st->nips;
-	e->pid = pid;
-	e->nkernel = nk;
-	e->nuser = nu;
+	e->pid = key->pid;
+	e->nkernel = key->nk;
+	e->nuser = key->nu;
 	e->hash = h;
-	memcpy(st->ips + st->nips, k, nk * sizeof(*k));
-	memcpy(st->ips + st->nips + nk, u, nu * sizeof(*u));
-	st->nips += nk + nu;
-	st->stack_slots[i] = ++st->nstacks;
-	*id = st->nstacks - 1;
-	/* keep the load factor under one half */
-	if (st->nstacks * 2 > st->stack_slots_cap) {
-		err = rehash_stacks(st);
-		if (err)
-			return err;
-	}
+	memcpy(st->ips + st->nips, key->k, key->nk * sizeof(*key->k));
+	memcpy(st->ips + st->nips + key->nk, key->u, key->nu * sizeof(*key->u));
+	st->nips += key->nk + key->nu;
+	index_table__set(&st->stack_index, slot, h, (uint32_t)st->nstacks);
+	*id = st->nstacks++;
 	return 0;
 }
 
-static uint64_t hash_comm(const char *comm)
+/* The name's id, or -1 and *slot: the empty slot it belongs in. */
+static inline long find_comm(const struct sample_store *st, uint32_t h, const char *comm,
+			     size_t *slot)
 {
-	uint64_t h = 1469598103934665603ull;
+	const struct index_table *t = &st->comm_index;
+	size_t k;
 
-	for (size_t i = 0; i < ISOPROF_COMM_LEN && comm[i]; i++)
-		h = (h ^ (unsigned char)comm[i]) * 1099511628211ull;
-	return h;
+	if (!t->mask)
+		return -1;
+	for (k = index_table__first(t, h); t->idx1[k]; k = index_table__next(t, k))
+		if (t->hash[k] == h && !strcmp(st->comms[t->idx1[k] - 1], comm))
+			return (long)t->idx1[k] - 1;
+	*slot = k;
+	return -1;
 }
 
 static int intern_comm(struct sample_store *st, const char *raw, uint32_t *id)
 {
 	char comm[ISOPROF_COMM_LEN + 1];
-	size_t mask, i;
+	size_t slot = 0, mask;
+	uint32_t h;
+	long i;
 
 	memcpy(comm, raw, ISOPROF_COMM_LEN);
 	comm[ISOPROF_COMM_LEN] = '\0';
-	if (st->ncomms * 2 >= st->comm_slots_cap) {
-		size_t cap = st->comm_slots_cap * 2;
-		uint32_t *slots = calloc(cap, sizeof(*slots));
-
-		if (!slots)
-			return -ENOMEM;
-		for (size_t c = 0; c < st->ncomms; c++) {
-			i = hash_comm(st->comms[c]) & (cap - 1);
-			while (slots[i])
-				i = (i + 1) & (cap - 1);
-			slots[i] = c + 1;
-		}
-		free(st->comm_slots);
-		st->comm_slots = slots;
-		st->comm_slots_cap = cap;
+	h = hash__fold32(hash__str(HASH_SEED, comm));
+	i = find_comm(st, h, comm, &slot);
+	if (i >= 0) {
+		*id = (uint32_t)i;
+		return 0;
 	}
-	mask = st->comm_slots_cap - 1;
-	for (i = hash_comm(comm) & mask; st->comm_slots[i]; i = (i + 1) & mask) {
-		if (!strcmp(st->comms[st->comm_slots[i] - 1], comm)) {
-			*id = st->comm_slots[i] - 1;
-			return 0;
-		}
-	}
-	if (grow((void **)&st->comms, &st->comms_cap, st->ncomms + 1, sizeof(*st->comms)))
+	mask = st->comm_index.mask;
+	if (index_table__reserve(&st->comm_index) ||
+	    array_grow(&st->comms, &st->comms_cap, st->ncomms + 1))
 		return -ENOMEM;
+	if (st->comm_index.mask != mask)
+		find_comm(st, h, comm, &slot);
 	memcpy(st->comms[st->ncomms], comm, sizeof(comm));
-	st->comm_slots[i] = ++st->ncomms;
-	*id = st->ncomms - 1;
+	index_table__set(&st->comm_index, slot, h, (uint32_t)st->ncomms);
+	*id = st->ncomms++;
 	return 0;
 }
 
@@ -224,14 +195,20 @@ static size_t depth(__s32 bytes)
 
 int sample_store__add(struct sample_store *st, const struct isoprof_sample *s)
 {
+	struct stack_key key = {
+		.pid = s->pid,
+		.k = s->kernel_stack,
+		.nk = depth(s->kernel_stack_bytes),
+		.u = s->user_stack,
+		.nu = depth(s->user_stack_bytes),
+	};
 	struct stored_sample *out;
 	uint32_t stack_id, comm_id;
 	int err;
 
-	if (grow((void **)&st->samples, &st->samples_cap, st->nsamples + 1, sizeof(*st->samples)))
+	if (array_grow(&st->samples, &st->samples_cap, st->nsamples + 1))
 		return -ENOMEM;
-	err = intern_stack(st, s->pid, s->kernel_stack, depth(s->kernel_stack_bytes),
-			   s->user_stack, depth(s->user_stack_bytes), &stack_id);
+	err = intern_stack(st, &key, &stack_id);
 	if (!err)
 		err = intern_comm(st, s->comm, &comm_id);
 	if (err)

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* sampler: the CPU sampler's lifecycle; see sampler.h. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include <bpf/libbpf.h>
 
 #include "user/capture/sampler.h"
+#include "lib/errmsg.h"
 #include "sampler.skel.h"
 #include "user/capture/cpus.h"
 
@@ -61,17 +63,6 @@ static int on_ring_record(void *ctx, void *data, size_t size)
 	return s->fn(s->ctx, data);
 }
 
-static void set_err(const struct sampler_opts *opts, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!opts->err_buf || !opts->err_len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(opts->err_buf, opts->err_len, fmt, ap);
-	va_end(ap);
-}
-
 size_t sampler__ringbuf_bytes(unsigned int frequency_hz, unsigned int ncpus)
 {
 	uint64_t want = (uint64_t)frequency_hz * (ncpus ? ncpus : 1) *
@@ -95,7 +86,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	int err;
 
 	if (!opts->frequency_hz || opts->frequency_hz > 1000000000u) {
-		set_err(opts, "frequency must be 1..1000000000 Hz");
+		errmsg__set(opts->err_buf, opts->err_len, "frequency must be 1..1000000000 Hz");
 		errno = EINVAL;
 		return NULL;
 	}
@@ -111,7 +102,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	s->skel = sampler_bpf__open();
 	if (!s->skel) {
 		err = -errno;
-		set_err(opts, "cannot open the BPF object: %s", strerror(-err));
+		errmsg__set(opts->err_buf, opts->err_len, "cannot open the BPF object: %s",
+			    strerror(-err));
 		goto fail;
 	}
 	/* be woken when a quarter of the ring is used; drain on a timer otherwise */
@@ -120,14 +112,16 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	if (!err)
 		err = bpf_map__set_max_entries(s->skel->maps.targets, max_targets);
 	if (err) {
-		set_err(opts, "cannot size the BPF maps: %s", strerror(-err));
+		errmsg__set(opts->err_buf, opts->err_len, "cannot size the BPF maps: %s",
+			    strerror(-err));
 		goto fail;
 	}
 	err = sampler_bpf__load(s->skel);
 	if (err) {
-		set_err(opts, "cannot load the BPF sampler (%s): isoprof needs root, or "
-			"CAP_BPF and CAP_PERFMON, and a kernel with BTF",
-			strerror(-err));
+		errmsg__set(opts->err_buf, opts->err_len,
+			    "cannot load the BPF sampler (%s): isoprof needs root, or "
+			    "CAP_BPF and CAP_PERFMON, and a kernel with BTF",
+			    strerror(-err));
 		goto fail;
 	}
 	if (opts->run_time_stats) {
@@ -135,14 +129,16 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 		s->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (s->stats_fd < 0) {
 			err = -errno;
-			set_err(opts, "cannot enable BPF run-time stats: %s", strerror(-err));
+			errmsg__set(opts->err_buf, opts->err_len,
+				    "cannot enable BPF run-time stats: %s", strerror(-err));
 			goto fail;
 		}
 	}
 	s->ring = ring_buffer__new(bpf_map__fd(s->skel->maps.samples), on_ring_record, s, NULL);
 	if (!s->ring) {
 		err = -errno;
-		set_err(opts, "cannot set up the ring buffer: %s", strerror(-err));
+		errmsg__set(opts->err_buf, opts->err_len, "cannot set up the ring buffer: %s",
+			    strerror(-err));
 		goto fail;
 	}
 	return s;
