@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* sha1: SHA-1 from FIPS 180-4 section 6.1; see sha1.h. */
+#include "lib/md_block.h"
 #include "lib/sha1.h"
 
 #include <string.h>
@@ -9,27 +10,14 @@ static inline uint32_t rotl(uint32_t x, unsigned int n)
 	return (x << n) | (x >> (32 - n));
 }
 
-static inline uint32_t load_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void store_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /* FIPS 180-4 6.1.2, one 512-bit block. */
-static void compress(uint32_t state[5], const uint8_t *block)
+static void compress(uint32_t *state, const uint8_t *block)
 {
 	uint32_t w[80], a, b, c, d, e, f, k, t;
 	int i;
 
 	for (i = 0; i < 16; i++)
-		w[i] = load_be32(block + 4 * i);
+		w[i] = md__load_be32(block + 4 * i);
 	for (i = 16; i < 80; i++)
 		w[i] = rotl(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
 
@@ -75,55 +63,18 @@ void sha1__init(struct sha1_ctx *ctx)
 	ctx->state[2] = 0x98badcfe;
 	ctx->state[3] = 0x10325476;
 	ctx->state[4] = 0xc3d2e1f0;
-	ctx->len = 0;
-	ctx->nblock = 0;
+	memset(&ctx->buf, 0, sizeof(ctx->buf));
 }
 
 void sha1__update(struct sha1_ctx *ctx, const void *data, size_t len)
 {
-	const uint8_t *p = data;
-
-	ctx->len += len;
-	if (ctx->nblock) {
-		size_t take = 64 - ctx->nblock;
-
-		if (take > len)
-			take = len;
-		memcpy(ctx->block + ctx->nblock, p, take);
-		ctx->nblock += take;
-		p += take;
-		len -= take;
-		if (ctx->nblock < 64)
-			return;
-		compress(ctx->state, ctx->block);
-		ctx->nblock = 0;
-	}
-	for (; len >= 64; p += 64, len -= 64)
-		compress(ctx->state, p);
-	if (len) {
-		memcpy(ctx->block, p, len);
-		ctx->nblock = len;
-	}
+	md_block__update(&ctx->buf, ctx->state, compress, data, len);
 }
 
 void sha1__final(struct sha1_ctx *ctx, uint8_t digest[SHA1_DIGEST_LEN])
 {
-	uint64_t bits = ctx->len * 8;
-	int i;
-
-	/* FIPS 180-4 5.1.1: a 1 bit, zeros to 56 mod 64, the bit length. */
-	ctx->block[ctx->nblock++] = 0x80;
-	if (ctx->nblock > 56) {
-		memset(ctx->block + ctx->nblock, 0, 64 - ctx->nblock);
-		compress(ctx->state, ctx->block);
-		ctx->nblock = 0;
-	}
-	memset(ctx->block + ctx->nblock, 0, 56 - ctx->nblock);
-	store_be32(ctx->block + 56, (uint32_t)(bits >> 32));
-	store_be32(ctx->block + 60, (uint32_t)bits);
-	compress(ctx->state, ctx->block);
-	for (i = 0; i < 5; i++)
-		store_be32(digest + 4 * i, ctx->state[i]);
+	md_block__final(&ctx->buf, ctx->state, compress, digest, 5);
+	memset(ctx->state, 0, sizeof(ctx->state));
 }
 
 void sha1__digest(const void *data, size_t len, uint8_t digest[SHA1_DIGEST_LEN])

@@ -14,13 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/md_block.h"
+
 #define SHA1_DIGEST_LEN 20
 
 struct sha1_ctx {
 	uint32_t state[5];
-	uint64_t len;		/* bytes hashed so far */
-	uint8_t block[64];	/* pending partial block */
-	size_t nblock;
+	struct md_block buf;
 };
 
 void sha1__init(struct sha1_ctx *ctx);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* sha256: SHA-256 from FIPS 180-4; see sha256.h. */
+#include "lib/md_block.h"
 #include "lib/sha256.h"
 
 #include <string.h>
@@ -32,27 +33,14 @@ static inline uint32_t rotr(uint32_t x, unsigned int n)
 	return (x >> n) | (x << (32 - n));
 }
 
-static inline uint32_t load_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void store_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
 /* FIPS 180-4 6.2.2, one 512-bit block. */
-static void compress(uint32_t state[8], const uint8_t *block)
+static void compress(uint32_t *state, const uint8_t *block)
 {
 	uint32_t w[64], a, b, c, d, e, f, g, h, t1, t2;
 	int i;
 
 	for (i = 0; i < 16; i++)
-		w[i] = load_be32(block + 4 * i);
+		w[i] = md__load_be32(block + 4 * i);
 	for (i = 16; i < 64; i++) {
 		uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
 		uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
@@ -100,58 +88,18 @@ void sha256__init(struct sha256_ctx *ctx)
 	};
 
 	memcpy(ctx->state, h0, sizeof(h0));
-	ctx->len = 0;
-	ctx->nblock = 0;
+	memset(&ctx->buf, 0, sizeof(ctx->buf));
 }
 
 void sha256__update(struct sha256_ctx *ctx, const void *data, size_t len)
 {
-	const uint8_t *p = data;
-	size_t n;
-
-	ctx->len += len;
-	if (ctx->nblock) {
-		n = sizeof(ctx->block) - ctx->nblock;
-		if (n > len)
-			n = len;
-		memcpy(ctx->block + ctx->nblock, p, n);
-		ctx->nblock += n;
-		p += n;
-		len -= n;
-		if (ctx->nblock < sizeof(ctx->block))
-			return;
-		compress(ctx->state, ctx->block);
-		ctx->nblock = 0;
-	}
-	for (; len >= sizeof(ctx->block); p += sizeof(ctx->block), len -= sizeof(ctx->block))
-		compress(ctx->state, p);
-	if (len) {
-		memcpy(ctx->block, p, len);
-		ctx->nblock = len;
-	}
+	md_block__update(&ctx->buf, ctx->state, compress, data, len);
 }
 
 void sha256__final(struct sha256_ctx *ctx, uint8_t digest[SHA256_DIGEST_LEN])
 {
-	uint64_t bits = ctx->len * 8;
-	int i;
-
-	/* FIPS 180-4 5.1.1: a 1 bit, zeros, then the length in bits as 64-bit big endian. */
-	ctx->block[ctx->nblock++] = 0x80;
-	if (ctx->nblock > 56) {
-		memset(ctx->block + ctx->nblock, 0, sizeof(ctx->block) - ctx->nblock);
-		compress(ctx->state, ctx->block);
-		ctx->nblock = 0;
-	}
-	memset(ctx->block + ctx->nblock, 0, 56 - ctx->nblock);
-	store_be32(ctx->block + 56, (uint32_t)(bits >> 32));
-	store_be32(ctx->block + 60, (uint32_t)bits);
-	compress(ctx->state, ctx->block);
-
-	for (i = 0; i < 8; i++)
-		store_be32(digest + 4 * i, ctx->state[i]);
-	/* Nothing of the message should outlive the hash in this context. */
-	memset(ctx, 0, sizeof(*ctx));
+	md_block__final(&ctx->buf, ctx->state, compress, digest, 8);
+	memset(ctx->state, 0, sizeof(ctx->state));
 }
 
 void sha256__digest(const void *data, size_t len, uint8_t digest[SHA256_DIGEST_LEN])

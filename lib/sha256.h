@@ -13,14 +13,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/md_block.h"
+
 #define SHA256_DIGEST_LEN 32
 #define SHA256_HEX_LEN (2 * SHA256_DIGEST_LEN + 1)	/* with the NUL */
 
 struct sha256_ctx {
 	uint32_t state[8];
-	uint64_t len;		/* bytes hashed so far */
-	uint8_t block[64];	/* pending partial block */
-	size_t nblock;
+	struct md_block buf;
 };
 
 void sha256__init(struct sha256_ctx *ctx);
