@@ -501,26 +501,10 @@ static int label_cmp(const void *pa, const void *pb)
 	return cmp_i64(a->num_unit, b->num_unit);
 }
 
-int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,
-			      size_t nlocations, const int64_t *values, size_t nvalues,
-			      const struct pprof_label *labels, size_t nlabels)
+/* The labels as interned records in b->scratch, sorted: equal sets compare equal. */
+static int intern_labels(struct pprof_builder *b, const struct pprof_label *labels,
+			 size_t nlabels)
 {
-	struct sample_key key;
-	struct pb_sample *s;
-	size_t slot;
-	uint64_t h = HASH_SEED;
-	uint32_t hash;
-	long found;
-	int64_t *dst;
-
-	if (!b->ntypes || nvalues != b->ntypes || !values || (nlocations && !location_ids) ||
-	    (nlabels && !labels))
-		return -EINVAL;
-	for (size_t i = 0; i < nlocations; i++) {
-		if (!location_ids[i] || location_ids[i] > b->nlocations)
-			return -EINVAL;
-		h = hash__word(h, location_ids[i]);
-	}
 	if (array_grow(&b->scratch, &b->scratch_cap, nlabels))
 		return -ENOMEM;
 	for (size_t i = 0; i < nlabels; i++) {
@@ -543,46 +527,85 @@ int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_
 	}
 	if (nlabels > 1)
 		qsort(b->scratch, nlabels, sizeof(*b->scratch), label_cmp);
-	h = hash__word(h, nlocations);
-	for (size_t i = 0; i < nlabels; i++) {
-		h = hash__word(h, (uint64_t)b->scratch[i].key);
-		h = hash__word(h, (uint64_t)b->scratch[i].str);
-		h = hash__word(h, (uint64_t)b->scratch[i].num);
-		h = hash__word(h, (uint64_t)b->scratch[i].num_unit);
-	}
-	hash = hash__fold32(h);
-	key = (struct sample_key){ location_ids, nlocations, b->scratch, nlabels };
+	return 0;
+}
 
-	if (index_table__reserve(&b->sample_tab))
-		return -ENOMEM;
-	found = index_table__lookup(&b->sample_tab, hash, sample_eq, b, &key, &slot);
-	if (found >= 0) {
-		dst = &b->values[(size_t)found * b->ntypes];
-		/* Wrap rather than trap: counters are summed the way pprof's Go code does. */
-		for (size_t i = 0; i < nvalues; i++)
-			dst[i] = (int64_t)((uint64_t)dst[i] + (uint64_t)values[i]);
-		return 0;
+static uint32_t sample_hash(const struct sample_key *k)
+{
+	uint64_t h = HASH_SEED;
+
+	for (size_t i = 0; i < k->nlocs; i++)
+		h = hash__word(h, k->locs[i]);
+	h = hash__word(h, k->nlocs);
+	for (size_t i = 0; i < k->nlabels; i++) {
+		h = hash__word(h, (uint64_t)k->labels[i].key);
+		h = hash__word(h, (uint64_t)k->labels[i].str);
+		h = hash__word(h, (uint64_t)k->labels[i].num);
+		h = hash__word(h, (uint64_t)k->labels[i].num_unit);
 	}
+	return hash__fold32(h);
+}
+
+/* A new sample of key with values, indexed at slot. */
+static int sample_append(struct pprof_builder *b, const struct sample_key *k,
+			 const int64_t *values, uint32_t hash, size_t slot)
+{
+	struct pb_sample *s;
+
 	if (array_grow(&b->samples, &b->samples_cap, b->nsamples + 1) ||
-	    array_grow(&b->loc_ids, &b->loc_ids_cap, b->nloc_ids + nlocations) ||
-	    array_grow(&b->labels, &b->labels_cap, b->nlabels + nlabels) ||
+	    array_grow(&b->loc_ids, &b->loc_ids_cap, b->nloc_ids + k->nlocs) ||
+	    array_grow(&b->labels, &b->labels_cap, b->nlabels + k->nlabels) ||
 	    array_grow(&b->values, &b->values_cap, (b->nsamples + 1) * b->ntypes))
 		return -ENOMEM;
 	if (tab_insert(&b->sample_tab, slot, hash, b->nsamples))
 		return -ENOMEM;
 	s = &b->samples[b->nsamples];
 	s->loc_off = b->nloc_ids;
-	s->nlocs = nlocations;
+	s->nlocs = k->nlocs;
 	s->label_off = b->nlabels;
-	s->nlabels = nlabels;
-	if (nlocations)
-		memcpy(&b->loc_ids[b->nloc_ids], location_ids, nlocations * sizeof(*location_ids));
-	b->nloc_ids += nlocations;
-	if (nlabels)
-		memcpy(&b->labels[b->nlabels], b->scratch, nlabels * sizeof(*b->scratch));
-	b->nlabels += nlabels;
-	memcpy(&b->values[b->nsamples * b->ntypes], values, nvalues * sizeof(*values));
+	s->nlabels = k->nlabels;
+	if (k->nlocs)
+		memcpy(&b->loc_ids[b->nloc_ids], k->locs, k->nlocs * sizeof(*k->locs));
+	b->nloc_ids += k->nlocs;
+	if (k->nlabels)
+		memcpy(&b->labels[b->nlabels], k->labels, k->nlabels * sizeof(*k->labels));
+	b->nlabels += k->nlabels;
+	memcpy(&b->values[b->nsamples * b->ntypes], values, b->ntypes * sizeof(*values));
 	b->nsamples++;
+	return 0;
+}
+
+int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,
+			      size_t nlocations, const int64_t *values, size_t nvalues,
+			      const struct pprof_label *labels, size_t nlabels)
+{
+	struct sample_key key;
+	size_t slot;
+	uint32_t hash;
+	long found;
+	int64_t *dst;
+	int ret;
+
+	if (!b->ntypes || nvalues != b->ntypes || !values || (nlocations && !location_ids) ||
+	    (nlabels && !labels))
+		return -EINVAL;
+	for (size_t i = 0; i < nlocations; i++)
+		if (!location_ids[i] || location_ids[i] > b->nlocations)
+			return -EINVAL;
+	ret = intern_labels(b, labels, nlabels);
+	if (ret)
+		return ret;
+	key = (struct sample_key){ location_ids, nlocations, b->scratch, nlabels };
+	hash = sample_hash(&key);
+	if (index_table__reserve(&b->sample_tab))
+		return -ENOMEM;
+	found = index_table__lookup(&b->sample_tab, hash, sample_eq, b, &key, &slot);
+	if (found < 0)
+		return sample_append(b, &key, values, hash, slot);
+	dst = &b->values[(size_t)found * b->ntypes];
+	/* Wrap rather than trap: counters are summed the way pprof's Go code does. */
+	for (size_t i = 0; i < nvalues; i++)
+		dst[i] = (int64_t)((uint64_t)dst[i] + (uint64_t)values[i]);
 	return 0;
 }
 
@@ -635,12 +658,8 @@ static int alloc_pair(void *pa, size_t a, void *pb, size_t b, size_t n)
 	return *x && *y ? 0 : -ENOMEM;
 }
 
-static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
+static int pb_view__alloc(struct pb_view *v, const struct pprof_builder *b)
 {
-	Perftools__Profiles__Profile *p = &v->prof;
-
-	memset(v, 0, sizeof(*v));
-	perftools__profiles__profile__init(p);
 	if (alloc_pair(&v->types, sizeof(*v->types), &v->type_ptrs, sizeof(*v->type_ptrs),
 		       b->ntypes) ||
 	    alloc_pair(&v->mappings, sizeof(*v->mappings), &v->mapping_ptrs,
@@ -656,16 +675,23 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 	    alloc_pair(&v->labels, sizeof(*v->labels), &v->label_ptrs, sizeof(*v->label_ptrs),
 		       b->nlabels))
 		return -ENOMEM;
+	return 0;
+}
 
+static void view_types(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->ntypes; i++) {
 		perftools__profiles__value_type__init(&v->types[i]);
 		v->types[i].type = b->types[i].type;
 		v->types[i].unit = b->types[i].unit;
 		v->type_ptrs[i] = &v->types[i];
 	}
-	p->n_sample_type = b->ntypes;
-	p->sample_type = v->type_ptrs;
+	v->prof.n_sample_type = b->ntypes;
+	v->prof.sample_type = v->type_ptrs;
+}
 
+static void view_mappings(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->nmappings; i++) {
 		Perftools__Profiles__Mapping *m = &v->mappings[i];
 
@@ -681,9 +707,12 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 		m->has_line_numbers = b->mappings[i].has_line_numbers;
 		v->mapping_ptrs[i] = m;
 	}
-	p->n_mapping = b->nmappings;
-	p->mapping = v->mapping_ptrs;
+	v->prof.n_mapping = b->nmappings;
+	v->prof.mapping = v->mapping_ptrs;
+}
 
+static void view_functions(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->nfunctions; i++) {
 		Perftools__Profiles__Function *f = &v->functions[i];
 
@@ -695,9 +724,13 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 		f->start_line = b->functions[i].start_line;
 		v->function_ptrs[i] = f;
 	}
-	p->n_function = b->nfunctions;
-	p->function = v->function_ptrs;
+	v->prof.n_function = b->nfunctions;
+	v->prof.function = v->function_ptrs;
+}
 
+/* Locations and their lines; the mappings learn whether they have inline frames. */
+static void view_locations(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->nlines; i++) {
 		perftools__profiles__line__init(&v->lines[i]);
 		v->lines[i].function_id = b->lines[i].function_id;
@@ -720,9 +753,13 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 			v->mappings[bl->mapping_id - 1].has_inline_frames = true;
 		v->location_ptrs[i] = l;
 	}
-	p->n_location = b->nlocations;
-	p->location = v->location_ptrs;
+	v->prof.n_location = b->nlocations;
+	v->prof.location = v->location_ptrs;
+}
 
+/* Samples and their labels; ids and values are the builder's arrays, borrowed. */
+static void view_samples(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->nlabels; i++) {
 		perftools__profiles__label__init(&v->labels[i]);
 		v->labels[i].key = b->labels[i].key;
@@ -744,8 +781,14 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 		s->label = bs->nlabels ? &v->label_ptrs[bs->label_off] : NULL;
 		v->sample_ptrs[i] = s;
 	}
-	p->n_sample = b->nsamples;
-	p->sample = v->sample_ptrs;
+	v->prof.n_sample = b->nsamples;
+	v->prof.sample = v->sample_ptrs;
+}
+
+/* Strings, time, period, comments, default type. */
+static void view_header(struct pb_view *v, const struct pprof_builder *b)
+{
+	Perftools__Profiles__Profile *p = &v->prof;
 
 	p->n_string_table = b->nstrs;
 	p->string_table = b->strs;
@@ -761,6 +804,20 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 	p->n_comment = b->ncomments;
 	p->comment = b->comments;
 	p->default_sample_type = b->default_type;
+}
+
+static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
+{
+	memset(v, 0, sizeof(*v));
+	perftools__profiles__profile__init(&v->prof);
+	if (pb_view__alloc(v, b))
+		return -ENOMEM;
+	view_types(v, b);
+	view_mappings(v, b);
+	view_functions(v, b);
+	view_locations(v, b);
+	view_samples(v, b);
+	view_header(v, b);
 	return 0;
 }
 
