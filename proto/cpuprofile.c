@@ -175,7 +175,8 @@ static int link_children(struct json_object *nodes, struct v8_cpu_profile *p,
 			if (p->nodes[j].parent != NO_PARENT) {
 				errmsg__set(err, errlen,
 					    "node id %u has two parents (node ids %u and %u)",
-					    p->nodes[j].id, p->nodes[p->nodes[j].parent].id, nd->id);
+					    p->nodes[j].id, p->nodes[p->nodes[j].parent].id,
+					    nd->id);
 				return -EINVAL;
 			}
 			p->nodes[j].parent = (uint32_t)i;

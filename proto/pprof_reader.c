@@ -149,13 +149,26 @@ static bool str_ok(const Perftools__Profiles__Profile *p, int64_t idx)
 	return idx >= 0 && (uint64_t)idx < p->n_string_table;
 }
 
-#define CHECK_STR(idx, ...)                                                                    \
-	do {                                                                                   \
-		if (!str_ok(p, (idx)))                                                         \
-			return errf(err, errlen, -EINVAL, __VA_ARGS__);                        \
-	} while (0)
+/* String index idx of what (a printf format) in range?  0, or -EINVAL naming it. */
+static int check_str(const Perftools__Profiles__Profile *p, int64_t idx, char *err,
+		     size_t errlen, const char *what, ...) __attribute__((format(printf, 5, 6)));
 
-static int check_strings(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
+static int check_str(const Perftools__Profiles__Profile *p, int64_t idx, char *err,
+		     size_t errlen, const char *what, ...)
+{
+	char name[128];
+	va_list ap;
+
+	if (str_ok(p, idx))
+		return 0;
+	va_start(ap, what);
+	vsnprintf(name, sizeof(name), what, ap);
+	va_end(ap);
+	return errf(err, errlen, -EINVAL, "%s string %" PRId64 " out of range (%zu strings)",
+		    name, idx, p->n_string_table);
+}
+
+static int check_table(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
 {
 	const size_t n = p->n_string_table;
 
@@ -168,84 +181,83 @@ static int check_strings(const Perftools__Profiles__Profile *p, char *err, size_
 	if (p->string_table[0][0])
 		return errf(err, errlen, -EINVAL, "string_table[0] must be \"\" (is \"%.40s\")",
 			    p->string_table[0]);
-	for (size_t i = 0; i < p->n_sample_type; i++) {
-		CHECK_STR(p->sample_type[i]->type,
-			  "sample_type %zu: type string %" PRId64 " out of range (%zu strings)", i,
-			  p->sample_type[i]->type, n);
-		CHECK_STR(p->sample_type[i]->unit,
-			  "sample_type %zu: unit string %" PRId64 " out of range (%zu strings)", i,
-			  p->sample_type[i]->unit, n);
+	return 0;
+}
+
+/* The strings samples refer to: sample types and labels. */
+static int check_sample_strings(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < p->n_sample_type; i++) {
+		const Perftools__Profiles__ValueType *t = p->sample_type[i];
+
+		ret = check_str(p, t->type, err, errlen, "sample_type %zu: type", i) ?:
+		      check_str(p, t->unit, err, errlen, "sample_type %zu: unit", i);
 	}
-	for (size_t i = 0; i < p->n_sample; i++) {
+	for (size_t i = 0; !ret && i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];
 
-		for (size_t j = 0; j < s->n_label; j++) {
+		for (size_t j = 0; !ret && j < s->n_label; j++) {
 			const Perftools__Profiles__Label *l = s->label[j];
 
-			CHECK_STR(l->key,
-				  "sample %zu: label %zu: key string %" PRId64
-				  " out of range (%zu strings)",
-				  i, j, l->key, n);
-			CHECK_STR(l->str,
-				  "sample %zu: label %zu: str string %" PRId64
-				  " out of range (%zu strings)",
-				  i, j, l->str, n);
-			CHECK_STR(l->num_unit,
-				  "sample %zu: label %zu: num_unit string %" PRId64
-				  " out of range (%zu strings)",
-				  i, j, l->num_unit, n);
+			ret = check_str(p, l->key, err, errlen, "sample %zu: label %zu: key", i,
+					j) ?:
+			      check_str(p, l->str, err, errlen, "sample %zu: label %zu: str", i,
+					j) ?:
+			      check_str(p, l->num_unit, err, errlen,
+					"sample %zu: label %zu: num_unit", i, j);
 		}
 	}
-	for (size_t i = 0; i < p->n_mapping; i++) {
+	return ret;
+}
+
+/* The strings of mappings and functions. */
+static int check_code_strings(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < p->n_mapping; i++) {
 		const Perftools__Profiles__Mapping *m = p->mapping[i];
 
-		CHECK_STR(m->filename,
-			  "mapping id %" PRIu64 ": filename string %" PRId64
-			  " out of range (%zu strings)",
-			  m->id, m->filename, n);
-		CHECK_STR(m->build_id,
-			  "mapping id %" PRIu64 ": build_id string %" PRId64
-			  " out of range (%zu strings)",
-			  m->id, m->build_id, n);
+		ret = check_str(p, m->filename, err, errlen, "mapping id %" PRIu64 ": filename",
+				m->id) ?:
+		      check_str(p, m->build_id, err, errlen, "mapping id %" PRIu64 ": build_id",
+				m->id);
 	}
-	for (size_t i = 0; i < p->n_function; i++) {
+	for (size_t i = 0; !ret && i < p->n_function; i++) {
 		const Perftools__Profiles__Function *f = p->function[i];
 
-		CHECK_STR(f->name,
-			  "function id %" PRIu64 ": name string %" PRId64
-			  " out of range (%zu strings)",
-			  f->id, f->name, n);
-		CHECK_STR(f->system_name,
-			  "function id %" PRIu64 ": system_name string %" PRId64
-			  " out of range (%zu strings)",
-			  f->id, f->system_name, n);
-		CHECK_STR(f->filename,
-			  "function id %" PRIu64 ": filename string %" PRId64
-			  " out of range (%zu strings)",
-			  f->id, f->filename, n);
+		ret = check_str(p, f->name, err, errlen, "function id %" PRIu64 ": name", f->id) ?:
+		      check_str(p, f->system_name, err, errlen,
+				"function id %" PRIu64 ": system_name", f->id) ?:
+		      check_str(p, f->filename, err, errlen, "function id %" PRIu64 ": filename",
+				f->id);
 	}
-	CHECK_STR(p->drop_frames, "drop_frames string %" PRId64 " out of range (%zu strings)",
-		  p->drop_frames, n);
-	CHECK_STR(p->keep_frames, "keep_frames string %" PRId64 " out of range (%zu strings)",
-		  p->keep_frames, n);
-	if (p->period_type) {
-		CHECK_STR(p->period_type->type,
-			  "period_type: type string %" PRId64 " out of range (%zu strings)",
-			  p->period_type->type, n);
-		CHECK_STR(p->period_type->unit,
-			  "period_type: unit string %" PRId64 " out of range (%zu strings)",
-			  p->period_type->unit, n);
-	}
-	for (size_t i = 0; i < p->n_comment; i++)
-		CHECK_STR(p->comment[i],
-			  "comment %zu: string %" PRId64 " out of range (%zu strings)", i,
-			  p->comment[i], n);
-	CHECK_STR(p->default_sample_type,
-		  "default_sample_type string %" PRId64 " out of range (%zu strings)",
-		  p->default_sample_type, n);
-	CHECK_STR(p->doc_url, "doc_url string %" PRId64 " out of range (%zu strings)", p->doc_url,
-		  n);
-	return 0;
+	return ret;
+}
+
+/* The profile's own strings: frame filters, period, comments, default type, doc url. */
+static int check_header_strings(const Perftools__Profiles__Profile *p, char *err,
+				size_t errlen)
+{
+	int ret;
+
+	ret = check_str(p, p->drop_frames, err, errlen, "drop_frames") ?:
+	      check_str(p, p->keep_frames, err, errlen, "keep_frames");
+	if (!ret && p->period_type)
+		ret = check_str(p, p->period_type->type, err, errlen, "period_type: type") ?:
+		      check_str(p, p->period_type->unit, err, errlen, "period_type: unit");
+	for (size_t i = 0; !ret && i < p->n_comment; i++)
+		ret = check_str(p, p->comment[i], err, errlen, "comment %zu:", i);
+	return ret ?: check_str(p, p->default_sample_type, err, errlen, "default_sample_type") ?:
+		      check_str(p, p->doc_url, err, errlen, "doc_url");
+}
+
+static int check_strings(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
+{
+	return check_table(p, err, errlen) ?: check_sample_strings(p, err, errlen) ?:
+	       check_code_strings(p, err, errlen) ?: check_header_strings(p, err, errlen);
 }
 
 /* Index the id of message i of one kind; what names the kind in errors. */

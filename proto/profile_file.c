@@ -15,7 +15,8 @@
 #include "proto/profile_file.h"
 #include "proto/v8json.h"
 
-#define JSON_FORMATS (PROFILE_FORMAT_BIT(PROFILE_CPUPROFILE) | PROFILE_FORMAT_BIT(PROFILE_HEAPPROFILE))
+#define JSON_FORMATS \
+	(PROFILE_FORMAT_BIT(PROFILE_CPUPROFILE) | PROFILE_FORMAT_BIT(PROFILE_HEAPPROFILE))
 
 static const char *const format_names[NR_PROFILE_FORMATS] = {
 	[PROFILE_AUTO] = "auto",
@@ -326,7 +327,8 @@ int profile_file__pprof_bytes(struct profile_file *pf, bool gzip, uint8_t **out,
 
 bool profile_file__is_v8_cpu(const struct profile_file *pf)
 {
-	return pf->format == PROFILE_CPUPROFILE || (pf->prof && v8_cpu_profile__converted(pf->prof));
+	return pf->format == PROFILE_CPUPROFILE ||
+	       (pf->prof && v8_cpu_profile__converted(pf->prof));
 }
 
 void profile_file__release(struct profile_file *pf)

@@ -1013,9 +1013,8 @@ static int check_js_samples(const struct crosscheck_report *r, char *err, size_t
 			    "%s profile%s%s%s: no JS samples among its %" PRIu64 " samples%s",
 			    side_names[side], *sd->name ? " (" : "", sd->name, *sd->name ? ")" : "",
 			    sd->samples,
-			    side == CROSSCHECK_ISOPROF && sd->js_unattributed
-				    ? " (JS frames without names: was V8 run with --perf-basic-prof?)"
-				    : "");
+			    side == CROSSCHECK_ISOPROF && sd->js_unattributed ?
+			    " (JS frames without names: was V8 run with --perf-basic-prof?)" : "");
 		return -ENODATA;
 	}
 	return 0;

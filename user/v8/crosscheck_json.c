@@ -106,7 +106,8 @@ static int put_threads(struct json_object *o, const struct cc_side *sd)
 		err |= put_u64(th, "samples", t->samples);
 		err |= put_num(th, "share",
 			       sd->samples ? (double)t->samples / (double)sd->samples : NAN);
-		err |= put_num(th, "gc_share", t->samples ? (double)t->gc / (double)t->samples : NAN);
+		err |= put_num(th, "gc_share",
+			       t->samples ? (double)t->gc / (double)t->samples : NAN);
 		err |= json__append(a, built(th, err));
 	}
 	return err;

@@ -257,7 +257,8 @@ static int body_length(const struct framing *fr, const char *b, size_t blen, boo
 		}
 		if (!eof)
 			return 0;
-		errmsg__set(err, errlen, "HTTP: body cut short at %zu of %zu bytes", blen, fr->clen);
+		errmsg__set(err, errlen, "HTTP: body cut short at %zu of %zu bytes", blen,
+			    fr->clen);
 		return -EPROTO;
 	}
 	if (blen > INSPECTOR_MAX_HTTP_BODY) {
