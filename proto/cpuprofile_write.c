@@ -50,16 +50,11 @@ struct tree {
 	size_t nsamples, samples_cap;
 };
 
-/* A string and its terminator, so that ("ab", "c") and ("a", "bc") differ. */
-static uint64_t hash_field(uint64_t h, const char *s)
-{
-	return hash__bytes(h, s, strlen(s) + 1);
-}
-
 static uint32_t frame_hash(const struct out_frame *f)
 {
-	return hash__fold32(hash_field(hash_field(hash__word(HASH_SEED, (uint64_t)f->line),
-						  f->name), f->url));
+	uint64_t h = hash__word(HASH_SEED, (uint64_t)f->line);
+
+	return hash__fold32(hash__field(hash__field(h, f->name), f->url));
 }
 
 static bool frame_eq(const void *ctx, uint32_t idx, const void *key)

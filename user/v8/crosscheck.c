@@ -190,12 +190,6 @@ struct fn_key {
 	int64_t line;
 };
 
-/* A string and its terminator, so that ("ab", "c") and ("a", "bc") differ. */
-static uint64_t hash_field(uint64_t h, const char *s)
-{
-	return hash__bytes(h, s, strlen(s) + 1);
-}
-
 static bool fn_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	const struct cc_fn *fn = &((const struct crosscheck_report *)ctx)->fns[idx];
@@ -236,7 +230,7 @@ static ssize_t fn_of(struct crosscheck_report *r, const struct pprof_frame *f)
 	size_t slot;
 	long idx;
 
-	hash = hash__fold32(hash__word(hash_field(hash_field(HASH_SEED, k.name), k.file),
+	hash = hash__fold32(hash__word(hash__field(hash__field(HASH_SEED, k.name), k.file),
 				       (uint64_t)k.line));
 	if (index_table__reserve(&r->fn_tab))
 		return -ENOMEM;
