@@ -19,6 +19,9 @@
 #include "proto/profile_vocab.h"
 
 #define NO_NODE UINT32_MAX
+
+/* json-c sizes arrays with an int. */
+_Static_assert(V8_PROFILE_MAX_SAMPLES <= INT32_MAX, "samples must fit a json-c array");
 /* V8's default --cpu-profiler-sampling-interval, when nothing says otherwise. */
 #define DEFAULT_INTERVAL_US 1000
 
@@ -453,8 +456,9 @@ static struct json_object *node_json(struct writer *w, uint32_t i)
 static int samples_json(struct writer *w, struct json_object *o, int64_t delta_us)
 {
 	const struct tree *t = w->t;
-	struct json_object *samples = json_object_new_array_ext((int)t->nsamples);
-	struct json_object *deltas = json_object_new_array_ext((int)t->nsamples);
+	int n = t->nsamples ? (int)t->nsamples : 1;
+	struct json_object *samples = json_object_new_array_ext(n);
+	struct json_object *deltas = json_object_new_array_ext(n);
 	struct json_object *delta = cached_int(delta_us);
 	int err = 0;
 

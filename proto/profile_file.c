@@ -46,6 +46,12 @@ bool profile_format__parse(const char *s, enum profile_format *f)
 
 static int read_result(struct profile_file *pf, int ret, char *err, size_t errlen)
 {
+	if (!ret && !pf->len) {
+		free(pf->data);
+		pf->data = NULL;
+		errmsg__set(err, errlen, "empty file");
+		return -EINVAL;
+	}
 	if (ret == -EFBIG)
 		errmsg__set(err, errlen, "larger than the %llu MiB input limit",
 			    PROFILE_FILE_MAX >> 20);
@@ -53,13 +59,6 @@ static int read_result(struct profile_file *pf, int ret, char *err, size_t errle
 		errmsg__set(err, errlen, "out of memory");
 	else if (ret)
 		errmsg__set(err, errlen, "%s", strerror(-ret));
-	else if (!pf->len)
-		ret = -EINVAL;
-	if (ret == -EINVAL && !pf->len) {
-		errmsg__set(err, errlen, "empty file");
-		free(pf->data);
-		pf->data = NULL;
-	}
 	return ret;
 }
 
@@ -100,7 +99,7 @@ static bool looks_like_json(const struct profile_file *pf)
 
 	if (end - s >= 3 && !memcmp(s, "\xef\xbb\xbf", 3))
 		s += 3;
-	while (s < end && strchr(" \t\r\n", *s))
+	while (s < end && (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\n'))
 		s++;
 	return s < end && *s == '{';
 }
