@@ -9,12 +9,63 @@
 
 #include "lib/fileio.h"
 
-int fileio__read_all(const char *path, size_t max, uint8_t **data, size_t *len)
+/* fd to its end into a malloc()ed buffer; size_hint (0: unknown) sizes the first read. */
+static int read_fd(int fd, size_t max, size_t size_hint, uint8_t **data, size_t *len)
 {
-	size_t cap, n = 0;
-	struct stat st;
+	size_t cap = size_hint ? size_hint + 1 : 65536, n = 0;
 	uint8_t *buf;
 	ssize_t r;
+
+	*data = NULL;
+	*len = 0;
+	if (max && cap > max + 1)
+		cap = max + 1;
+	buf = malloc(cap);
+	if (!buf)
+		return -ENOMEM;
+	for (;;) {
+		if (n + 1 == cap) {
+			size_t ncap = cap * 2;
+			uint8_t *nb;
+
+			if (max && n >= max) {
+				free(buf);
+				return -EFBIG;
+			}
+			nb = ncap > cap ? realloc(buf, ncap) : NULL;
+			if (!nb) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap = ncap;
+		}
+		r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			free(buf);
+			return (int)r;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	if (max && n > max) {
+		free(buf);
+		return -EFBIG;
+	}
+	buf[n] = '\0';
+	*data = buf;
+	*len = n;
+	return 0;
+}
+
+/* Open path and read it whole; streams: pipes and other non-regular files too. */
+static int read_path(const char *path, size_t max, bool streams, uint8_t **data, size_t *len)
+{
+	struct stat st;
 	int fd, err;
 
 	*data = NULL;
@@ -30,64 +81,34 @@ int fileio__read_all(const char *path, size_t max, uint8_t **data, size_t *len)
 		err = -EISDIR;
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode)) {
+	if (!S_ISREG(st.st_mode) && !streams) {
 		err = -EINVAL;
 		goto out;
 	}
-	if (max && (uint64_t)st.st_size > max) {
+	if (S_ISREG(st.st_mode) && max && (uint64_t)st.st_size > max) {
 		err = -EFBIG;
 		goto out;
 	}
 	/* The size is a hint: the file may grow or shrink while it is read. */
-	cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		if (n + 1 == cap) {
-			size_t ncap = cap * 2;
-			uint8_t *nb;
-
-			if (max && n >= max) {
-				free(buf);
-				err = -EFBIG;
-				goto out;
-			}
-			nb = ncap > cap ? realloc(buf, ncap) : NULL;
-			if (!nb) {
-				free(buf);
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap = ncap;
-		}
-		r = read(fd, buf + n, cap - 1 - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			free(buf);
-			goto out;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-	if (max && n > max) {
-		free(buf);
-		err = -EFBIG;
-		goto out;
-	}
-	buf[n] = '\0';
-	*data = buf;
-	*len = n;
-	err = 0;
+	err = read_fd(fd, max, S_ISREG(st.st_mode) ? (size_t)st.st_size : 0, data, len);
 out:
 	close(fd);
 	return err;
+}
+
+int fileio__read_all(const char *path, size_t max, uint8_t **data, size_t *len)
+{
+	return read_path(path, max, false, data, len);
+}
+
+int fileio__read_stream(const char *path, size_t max, uint8_t **data, size_t *len)
+{
+	return read_path(path, max, true, data, len);
+}
+
+int fileio__read_fd(int fd, size_t max, uint8_t **data, size_t *len)
+{
+	return read_fd(fd, max, 0, data, len);
 }
 
 int fileio__write_all(int fd, const void *buf, size_t len)

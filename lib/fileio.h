@@ -30,6 +30,16 @@
  */
 int fileio__read_all(const char *path, size_t max, uint8_t **data, size_t *len);
 
+/*
+ * fileio__read_all() for an input a user names, which may be a stream: a
+ * pipe (a shell's <(...)), FIFO or character device is read to its end.
+ * Only a directory is refused.
+ */
+int fileio__read_stream(const char *path, size_t max, uint8_t **data, size_t *len);
+
+/* The same from an open descriptor (standard input), which stays open. */
+int fileio__read_fd(int fd, size_t max, uint8_t **data, size_t *len);
+
 /* All of buf to fd, retrying short writes and EINTR. */
 int fileio__write_all(int fd, const void *buf, size_t len);
 

@@ -5,7 +5,8 @@
  * place entries in tables and never reach an output.
  *
  *   hash__bytes/hash__str   FNV-1a 64 over bytes: names, paths, keys
- *                           made of text.  Chain calls from HASH_SEED.
+ *                           made of text.  Chain calls from HASH_SEED;
+ *                           hash__field for one string of several.
  *   hash__word              one 64-bit word into a running hash, for ids,
  *                           addresses and stacks (FNV per byte is too slow
  *                           there).  Chain calls from HASH_SEED.
@@ -49,6 +50,15 @@ static inline uint64_t hash__str(uint64_t h, const char *s)
 		h *= 0x100000001b3ULL;
 	}
 	return h;
+}
+
+/*
+ * hash__str() and the string's terminator, for keys of several strings:
+ * ("ab", "c") and ("a", "bc") then hash apart.
+ */
+static inline uint64_t hash__field(uint64_t h, const char *s)
+{
+	return hash__bytes(hash__str(h, s), "", 1);
 }
 
 static inline uint64_t hash__word(uint64_t h, uint64_t v)

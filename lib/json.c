@@ -60,6 +60,32 @@ const char *json__dump(struct json_object *o, bool pretty, size_t *len)
 	return s;
 }
 
+int json__put(struct json_object *o, const char *key, struct json_object *v)
+{
+	if (!o || !v) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	if (json_object_object_add(o, key, v)) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int json__append(struct json_object *a, struct json_object *v)
+{
+	if (!a || !v) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	if (json_object_array_add(a, v)) {
+		json_object_put(v);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int json__write(FILE *f, struct json_object *o, bool pretty)
 {
 	size_t len;

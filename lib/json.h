@@ -32,6 +32,15 @@ struct json_object *json__text_n(const char *s, size_t len);
  */
 const char *json__dump(struct json_object *o, bool pretty, size_t *len);
 
+/*
+ * Add v to object o as member key, or to the end of array a.  v is
+ * consumed either way (freed when adding fails), so calls chain without
+ * leaks: a NULL v (a failed json_object_new_...()) or a failed add gives
+ * -ENOMEM.
+ */
+int json__put(struct json_object *o, const char *key, struct json_object *v);
+int json__append(struct json_object *a, struct json_object *v);
+
 /* json__dump() of o and a newline to f: 0 or -errno. */
 int json__write(FILE *f, struct json_object *o, bool pretty);
 

@@ -4,36 +4,23 @@
  *
  * Everything is kept in flat arrays of small records that refer to each
  * other by index; the protobuf-c structs exist only for the duration of
- * pprof_builder__serialize().  Dedup and sample merging use open-addressing
- * tables that store (entry index + 1, 32-bit hash) per slot, so growing a
- * table never rehashes the content and most probe mismatches are rejected
- * without touching the entries.
+ * pprof_builder__serialize().  Dedup and sample merging use index tables
+ * (lib/index_table.h), which keep each entry's 32-bit hash next to its
+ * index, so growing a table never rehashes the content and most probe
+ * mismatches are rejected without touching the entries.
  */
 #include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 
+#include "lib/array.h"
+#include "lib/fileio.h"
+#include "lib/gzip.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
 #include "proto/pprof_builder.h"
 #include "profile.pb-c.h"
-
-/* Open-addressing index table. */
-struct slot {
-	uint32_t idx1;	/* entry index + 1; 0 means empty */
-	uint32_t hash;
-};
-
-struct htab {
-	struct slot *slots;
-	size_t mask;	/* size - 1, size a power of two (0 when unallocated) */
-	size_t count;
-};
-
-typedef bool (*htab_eq_fn)(const struct pprof_builder *b, uint32_t idx, const void *key);
 
 struct pb_mapping {
 	uint64_t memory_start, memory_limit, file_offset;
@@ -70,7 +57,7 @@ struct pb_value_type {
 struct pprof_builder {
 	char **strs;
 	size_t nstrs, strs_cap;
-	struct htab str_tab;
+	struct index_table str_tab;
 
 	struct pb_value_type *types;
 	size_t ntypes, types_cap;
@@ -83,21 +70,21 @@ struct pprof_builder {
 
 	struct pb_mapping *mappings;
 	size_t nmappings, mappings_cap;
-	struct htab mapping_tab;
+	struct index_table mapping_tab;
 
 	struct pb_function *functions;
 	size_t nfunctions, functions_cap;
-	struct htab function_tab;
+	struct index_table function_tab;
 
 	struct pb_location *locations;
 	size_t nlocations, locations_cap;
-	struct htab location_tab;
+	struct index_table location_tab;
 	struct pprof_line *lines;
 	size_t nlines, lines_cap;
 
 	struct pb_sample *samples;
 	size_t nsamples, samples_cap;
-	struct htab sample_tab;
+	struct index_table sample_tab;
 	uint64_t *loc_ids;
 	size_t nloc_ids, loc_ids_cap;
 	struct pb_label *labels;
@@ -113,151 +100,44 @@ struct pprof_builder {
 	int sticky_err;
 };
 
-/* Grow *arr so that it holds at least need elements of size elem. */
-static int vec_reserve(void *arr, size_t *cap, size_t need, size_t elem)
-{
-	void **p = arr;
-	size_t ncap;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap : 16;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / elem)
-		return -ENOMEM;
-	np = realloc(*p, ncap * elem);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
-static uint64_t hash_bytes(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a 64 */
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-/* Word-at-a-time mixing for id and value sequences: FNV per byte is too slow there. */
-static uint64_t hash_word(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 32);
-}
-
-static uint32_t hash_fold(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return (uint32_t)h;
-}
-
-static int htab__grow(struct htab *t)
-{
-	size_t nsize = t->mask ? (t->mask + 1) * 2 : 64;
-	struct slot *ns;
-
-	if (nsize > SIZE_MAX / sizeof(*ns))
-		return -ENOMEM;
-	ns = calloc(nsize, sizeof(*ns));
-	if (!ns)
-		return -ENOMEM;
-	for (size_t i = 0; t->mask && i <= t->mask; i++) {
-		struct slot s = t->slots[i];
-		size_t j;
-
-		if (!s.idx1)
-			continue;
-		for (j = s.hash & (nsize - 1); ns[j].idx1; j = (j + 1) & (nsize - 1))
-			;
-		ns[j] = s;
-	}
-	free(t->slots);
-	t->slots = ns;
-	t->mask = nsize - 1;
-	return 0;
-}
-
-/*
- * Find key; returns its entry index, or -1 with *slotp set to the empty
- * slot where it belongs.  The table must have room for one more entry (see
- * htab__reserve), so an empty slot always exists.
- */
-static long htab__find(const struct pprof_builder *b, const struct htab *t, uint32_t hash,
-		       htab_eq_fn eq, const void *key, struct slot **slotp)
-{
-	for (size_t i = hash & t->mask;; i = (i + 1) & t->mask) {
-		struct slot *s = &t->slots[i];
-
-		if (!s->idx1) {
-			*slotp = s;
-			return -1;
-		}
-		if (s->hash == hash && eq(b, s->idx1 - 1, key))
-			return (long)(s->idx1 - 1);
-	}
-}
-
-/* Keep the load factor at most 1/2: probes stay short for any key mix. */
-static int htab__reserve(struct htab *t)
-{
-	if (t->mask && (t->count + 1) * 2 <= t->mask + 1)
-		return 0;
-	return htab__grow(t);
-}
-
-static int htab__insert(struct htab *t, struct slot *s, uint32_t hash, size_t idx)
+/* Fill the slot a lookup ended at with entry idx: indexes are 32-bit. */
+static int tab_insert(struct index_table *t, size_t slot, uint32_t hash, size_t idx)
 {
 	if (idx >= UINT32_MAX)
 		return -ENOMEM;
-	s->idx1 = (uint32_t)idx + 1;
-	s->hash = hash;
-	t->count++;
+	index_table__set(t, slot, hash, (uint32_t)idx);
 	return 0;
 }
 
 /* Strings. */
 
-static bool str_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+static bool str_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct pprof_builder *b = ctx;
 	return !strcmp(b->strs[idx], key);
 }
 
 int64_t pprof_builder__string(struct pprof_builder *b, const char *s)
 {
-	struct slot *slot;
+	size_t slot;
 	uint32_t hash;
 	long found;
 	char *copy;
 
 	if (!s || !*s)
 		return 0;
-	if (htab__reserve(&b->str_tab))
+	if (index_table__reserve(&b->str_tab))
 		goto nomem;
-	hash = hash_fold(hash_bytes(s, strlen(s)));
-	found = htab__find(b, &b->str_tab, hash, str_eq, s, &slot);
+	hash = hash__fold32(hash__bytes(HASH_SEED, s, strlen(s)));
+	found = index_table__lookup(&b->str_tab, hash, str_eq, b, s, &slot);
 	if (found >= 0)
 		return found;
-	if (vec_reserve(&b->strs, &b->strs_cap, b->nstrs + 1, sizeof(*b->strs)))
+	if (array_grow(&b->strs, &b->strs_cap, b->nstrs + 1))
 		goto nomem;
 	copy = strdup(s);
 	if (!copy)
 		goto nomem;
-	if (htab__insert(&b->str_tab, slot, hash, b->nstrs)) {
+	if (tab_insert(&b->str_tab, slot, hash, b->nstrs)) {
 		free(copy);
 		goto nomem;
 	}
@@ -311,18 +191,18 @@ void pprof_builder__free(struct pprof_builder *b)
 	for (size_t i = 0; i < b->nstrs; i++)
 		free(b->strs[i]);
 	free(b->strs);
-	free(b->str_tab.slots);
+	index_table__release(&b->str_tab);
 	free(b->types);
 	free(b->comments);
 	free(b->mappings);
-	free(b->mapping_tab.slots);
+	index_table__release(&b->mapping_tab);
 	free(b->functions);
-	free(b->function_tab.slots);
+	index_table__release(&b->function_tab);
 	free(b->locations);
-	free(b->location_tab.slots);
+	index_table__release(&b->location_tab);
 	free(b->lines);
 	free(b->samples);
-	free(b->sample_tab.slots);
+	index_table__release(&b->sample_tab);
 	free(b->loc_ids);
 	free(b->labels);
 	free(b->values);
@@ -338,7 +218,7 @@ int pprof_builder__add_sample_type(struct pprof_builder *b, const char *type, co
 
 	if (b->nsamples)
 		return -EINVAL;
-	if (vec_reserve(&b->types, &b->types_cap, b->ntypes + 1, sizeof(*b->types)))
+	if (array_grow(&b->types, &b->types_cap, b->ntypes + 1))
 		return -ENOMEM;
 	t = pprof_builder__string(b, type);
 	u = pprof_builder__string(b, unit);
@@ -373,7 +253,7 @@ int pprof_builder__add_comment(struct pprof_builder *b, const char *comment)
 {
 	int64_t idx;
 
-	if (vec_reserve(&b->comments, &b->comments_cap, b->ncomments + 1, sizeof(*b->comments)))
+	if (array_grow(&b->comments, &b->comments_cap, b->ncomments + 1))
 		return -ENOMEM;
 	idx = pprof_builder__string(b, comment);
 	if (idx < 0)
@@ -386,19 +266,20 @@ int pprof_builder__add_comment(struct pprof_builder *b, const char *comment)
 
 static uint32_t mapping_hash(const struct pb_mapping *m)
 {
-	uint64_t h = 0;
+	uint64_t h = HASH_SEED;
 
-	h = hash_word(h, m->memory_start);
-	h = hash_word(h, m->memory_limit);
-	h = hash_word(h, m->file_offset);
-	h = hash_word(h, (uint64_t)m->filename);
-	h = hash_word(h, (uint64_t)m->build_id);
-	h = hash_word(h, m->has_functions | m->has_filenames << 1 | m->has_line_numbers << 2);
-	return hash_fold(h);
+	h = hash__word(h, m->memory_start);
+	h = hash__word(h, m->memory_limit);
+	h = hash__word(h, m->file_offset);
+	h = hash__word(h, (uint64_t)m->filename);
+	h = hash__word(h, (uint64_t)m->build_id);
+	h = hash__word(h, m->has_functions | m->has_filenames << 1 | m->has_line_numbers << 2);
+	return hash__fold32(h);
 }
 
-static bool mapping_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+static bool mapping_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct pprof_builder *b = ctx;
 	const struct pb_mapping *a = &b->mappings[idx], *k = key;
 
 	return a->memory_start == k->memory_start && a->memory_limit == k->memory_limit &&
@@ -417,7 +298,7 @@ uint64_t pprof_builder__mapping(struct pprof_builder *b, const struct pprof_mapp
 		.has_filenames = m->has_filenames,
 		.has_line_numbers = m->has_line_numbers,
 	};
-	struct slot *slot;
+	size_t slot;
 	uint32_t hash;
 	long found;
 
@@ -425,15 +306,15 @@ uint64_t pprof_builder__mapping(struct pprof_builder *b, const struct pprof_mapp
 	key.build_id = pprof_builder__string(b, m->build_id);
 	if (key.filename < 0 || key.build_id < 0)
 		goto nomem;
-	if (htab__reserve(&b->mapping_tab))
+	if (index_table__reserve(&b->mapping_tab))
 		goto nomem;
 	hash = mapping_hash(&key);
-	found = htab__find(b, &b->mapping_tab, hash, mapping_eq, &key, &slot);
+	found = index_table__lookup(&b->mapping_tab, hash, mapping_eq, b, &key, &slot);
 	if (found >= 0)
 		return (uint64_t)found + 1;
-	if (vec_reserve(&b->mappings, &b->mappings_cap, b->nmappings + 1, sizeof(key)))
+	if (array_grow(&b->mappings, &b->mappings_cap, b->nmappings + 1))
 		goto nomem;
-	if (htab__insert(&b->mapping_tab, slot, hash, b->nmappings))
+	if (tab_insert(&b->mapping_tab, slot, hash, b->nmappings))
 		goto nomem;
 	b->mappings[b->nmappings++] = key;
 	return b->nmappings;
@@ -446,17 +327,18 @@ nomem:
 
 static uint32_t function_hash(const struct pb_function *f)
 {
-	uint64_t h = 0;
+	uint64_t h = HASH_SEED;
 
-	h = hash_word(h, (uint64_t)f->name);
-	h = hash_word(h, (uint64_t)f->system_name);
-	h = hash_word(h, (uint64_t)f->filename);
-	h = hash_word(h, (uint64_t)f->start_line);
-	return hash_fold(h);
+	h = hash__word(h, (uint64_t)f->name);
+	h = hash__word(h, (uint64_t)f->system_name);
+	h = hash__word(h, (uint64_t)f->filename);
+	h = hash__word(h, (uint64_t)f->start_line);
+	return hash__fold32(h);
 }
 
-static bool function_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+static bool function_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct pprof_builder *b = ctx;
 	const struct pb_function *a = &b->functions[idx], *k = key;
 
 	return a->name == k->name && a->system_name == k->system_name &&
@@ -468,7 +350,7 @@ uint64_t pprof_builder__function(struct pprof_builder *b, const char *name,
 				 int64_t start_line)
 {
 	struct pb_function key = { .start_line = start_line };
-	struct slot *slot;
+	size_t slot;
 	uint32_t hash;
 	long found;
 
@@ -477,15 +359,15 @@ uint64_t pprof_builder__function(struct pprof_builder *b, const char *name,
 	key.filename = pprof_builder__string(b, filename);
 	if (key.name < 0 || key.system_name < 0 || key.filename < 0)
 		goto nomem;
-	if (htab__reserve(&b->function_tab))
+	if (index_table__reserve(&b->function_tab))
 		goto nomem;
 	hash = function_hash(&key);
-	found = htab__find(b, &b->function_tab, hash, function_eq, &key, &slot);
+	found = index_table__lookup(&b->function_tab, hash, function_eq, b, &key, &slot);
 	if (found >= 0)
 		return (uint64_t)found + 1;
-	if (vec_reserve(&b->functions, &b->functions_cap, b->nfunctions + 1, sizeof(key)))
+	if (array_grow(&b->functions, &b->functions_cap, b->nfunctions + 1))
 		goto nomem;
-	if (htab__insert(&b->function_tab, slot, hash, b->nfunctions))
+	if (tab_insert(&b->function_tab, slot, hash, b->nfunctions))
 		goto nomem;
 	b->functions[b->nfunctions++] = key;
 	return b->nfunctions;
@@ -502,8 +384,9 @@ struct location_key {
 	size_t nlines;
 };
 
-static bool location_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+static bool location_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct pprof_builder *b = ctx;
 	const struct pb_location *a = &b->locations[idx];
 	const struct location_key *k = key;
 	const struct pprof_line *al = &b->lines[a->line_off];
@@ -523,8 +406,8 @@ uint64_t pprof_builder__location(struct pprof_builder *b, uint64_t mapping_id,
 {
 	struct location_key key = { mapping_id, address, lines, nlines };
 	struct pb_location *loc;
-	struct slot *slot;
-	uint64_t h = 0;
+	size_t slot;
+	uint64_t h = HASH_SEED;
 	uint32_t hash;
 	long found;
 
@@ -532,28 +415,28 @@ uint64_t pprof_builder__location(struct pprof_builder *b, uint64_t mapping_id,
 		errno = EINVAL;
 		return 0;
 	}
-	h = hash_word(h, mapping_id);
-	h = hash_word(h, address);
+	h = hash__word(h, mapping_id);
+	h = hash__word(h, address);
 	for (size_t i = 0; i < nlines; i++) {
 		/* A Line must name a function that exists (pprof's CheckValid). */
 		if (!lines[i].function_id || lines[i].function_id > b->nfunctions) {
 			errno = EINVAL;
 			return 0;
 		}
-		h = hash_word(h, lines[i].function_id);
-		h = hash_word(h, (uint64_t)lines[i].line);
-		h = hash_word(h, (uint64_t)lines[i].column);
+		h = hash__word(h, lines[i].function_id);
+		h = hash__word(h, (uint64_t)lines[i].line);
+		h = hash__word(h, (uint64_t)lines[i].column);
 	}
-	hash = hash_fold(h);
-	if (htab__reserve(&b->location_tab))
+	hash = hash__fold32(h);
+	if (index_table__reserve(&b->location_tab))
 		goto nomem;
-	found = htab__find(b, &b->location_tab, hash, location_eq, &key, &slot);
+	found = index_table__lookup(&b->location_tab, hash, location_eq, b, &key, &slot);
 	if (found >= 0)
 		return (uint64_t)found + 1;
-	if (vec_reserve(&b->locations, &b->locations_cap, b->nlocations + 1, sizeof(*loc)) ||
-	    vec_reserve(&b->lines, &b->lines_cap, b->nlines + nlines, sizeof(*lines)))
+	if (array_grow(&b->locations, &b->locations_cap, b->nlocations + 1) ||
+	    array_grow(&b->lines, &b->lines_cap, b->nlines + nlines))
 		goto nomem;
-	if (htab__insert(&b->location_tab, slot, hash, b->nlocations))
+	if (tab_insert(&b->location_tab, slot, hash, b->nlocations))
 		goto nomem;
 	loc = &b->locations[b->nlocations++];
 	loc->mapping_id = mapping_id;
@@ -578,8 +461,9 @@ struct sample_key {
 	size_t nlabels;
 };
 
-static bool sample_eq(const struct pprof_builder *b, uint32_t idx, const void *key)
+static bool sample_eq(const void *ctx, uint32_t idx, const void *key)
 {
+	const struct pprof_builder *b = ctx;
 	const struct pb_sample *s = &b->samples[idx];
 	const struct sample_key *k = key;
 
@@ -617,27 +501,11 @@ static int label_cmp(const void *pa, const void *pb)
 	return cmp_i64(a->num_unit, b->num_unit);
 }
 
-int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,
-			      size_t nlocations, const int64_t *values, size_t nvalues,
-			      const struct pprof_label *labels, size_t nlabels)
+/* The labels as interned records in b->scratch, sorted: equal sets compare equal. */
+static int intern_labels(struct pprof_builder *b, const struct pprof_label *labels,
+			 size_t nlabels)
 {
-	struct sample_key key;
-	struct pb_sample *s;
-	struct slot *slot;
-	uint64_t h = 0;
-	uint32_t hash;
-	long found;
-	int64_t *dst;
-
-	if (!b->ntypes || nvalues != b->ntypes || !values || (nlocations && !location_ids) ||
-	    (nlabels && !labels))
-		return -EINVAL;
-	for (size_t i = 0; i < nlocations; i++) {
-		if (!location_ids[i] || location_ids[i] > b->nlocations)
-			return -EINVAL;
-		h = hash_word(h, location_ids[i]);
-	}
-	if (vec_reserve(&b->scratch, &b->scratch_cap, nlabels, sizeof(*b->scratch)))
+	if (array_grow(&b->scratch, &b->scratch_cap, nlabels))
 		return -ENOMEM;
 	for (size_t i = 0; i < nlabels; i++) {
 		struct pb_label *l = &b->scratch[i];
@@ -659,48 +527,85 @@ int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_
 	}
 	if (nlabels > 1)
 		qsort(b->scratch, nlabels, sizeof(*b->scratch), label_cmp);
-	h = hash_word(h, nlocations);
-	for (size_t i = 0; i < nlabels; i++) {
-		h = hash_word(h, (uint64_t)b->scratch[i].key);
-		h = hash_word(h, (uint64_t)b->scratch[i].str);
-		h = hash_word(h, (uint64_t)b->scratch[i].num);
-		h = hash_word(h, (uint64_t)b->scratch[i].num_unit);
-	}
-	hash = hash_fold(h);
-	key = (struct sample_key){ location_ids, nlocations, b->scratch, nlabels };
+	return 0;
+}
 
-	if (htab__reserve(&b->sample_tab))
-		return -ENOMEM;
-	found = htab__find(b, &b->sample_tab, hash, sample_eq, &key, &slot);
-	if (found >= 0) {
-		dst = &b->values[(size_t)found * b->ntypes];
-		/* Wrap rather than trap: counters are summed the way pprof's Go code does. */
-		for (size_t i = 0; i < nvalues; i++)
-			dst[i] = (int64_t)((uint64_t)dst[i] + (uint64_t)values[i]);
-		return 0;
+static uint32_t sample_hash(const struct sample_key *k)
+{
+	uint64_t h = HASH_SEED;
+
+	for (size_t i = 0; i < k->nlocs; i++)
+		h = hash__word(h, k->locs[i]);
+	h = hash__word(h, k->nlocs);
+	for (size_t i = 0; i < k->nlabels; i++) {
+		h = hash__word(h, (uint64_t)k->labels[i].key);
+		h = hash__word(h, (uint64_t)k->labels[i].str);
+		h = hash__word(h, (uint64_t)k->labels[i].num);
+		h = hash__word(h, (uint64_t)k->labels[i].num_unit);
 	}
-	if (vec_reserve(&b->samples, &b->samples_cap, b->nsamples + 1, sizeof(*s)) ||
-	    vec_reserve(&b->loc_ids, &b->loc_ids_cap, b->nloc_ids + nlocations,
-			sizeof(*b->loc_ids)) ||
-	    vec_reserve(&b->labels, &b->labels_cap, b->nlabels + nlabels, sizeof(*b->labels)) ||
-	    vec_reserve(&b->values, &b->values_cap, (b->nsamples + 1) * b->ntypes,
-			sizeof(*b->values)))
+	return hash__fold32(h);
+}
+
+/* A new sample of key with values, indexed at slot. */
+static int sample_append(struct pprof_builder *b, const struct sample_key *k,
+			 const int64_t *values, uint32_t hash, size_t slot)
+{
+	struct pb_sample *s;
+
+	if (array_grow(&b->samples, &b->samples_cap, b->nsamples + 1) ||
+	    array_grow(&b->loc_ids, &b->loc_ids_cap, b->nloc_ids + k->nlocs) ||
+	    array_grow(&b->labels, &b->labels_cap, b->nlabels + k->nlabels) ||
+	    array_grow(&b->values, &b->values_cap, (b->nsamples + 1) * b->ntypes))
 		return -ENOMEM;
-	if (htab__insert(&b->sample_tab, slot, hash, b->nsamples))
+	if (tab_insert(&b->sample_tab, slot, hash, b->nsamples))
 		return -ENOMEM;
 	s = &b->samples[b->nsamples];
 	s->loc_off = b->nloc_ids;
-	s->nlocs = nlocations;
+	s->nlocs = k->nlocs;
 	s->label_off = b->nlabels;
-	s->nlabels = nlabels;
-	if (nlocations)
-		memcpy(&b->loc_ids[b->nloc_ids], location_ids, nlocations * sizeof(*location_ids));
-	b->nloc_ids += nlocations;
-	if (nlabels)
-		memcpy(&b->labels[b->nlabels], b->scratch, nlabels * sizeof(*b->scratch));
-	b->nlabels += nlabels;
-	memcpy(&b->values[b->nsamples * b->ntypes], values, nvalues * sizeof(*values));
+	s->nlabels = k->nlabels;
+	if (k->nlocs)
+		memcpy(&b->loc_ids[b->nloc_ids], k->locs, k->nlocs * sizeof(*k->locs));
+	b->nloc_ids += k->nlocs;
+	if (k->nlabels)
+		memcpy(&b->labels[b->nlabels], k->labels, k->nlabels * sizeof(*k->labels));
+	b->nlabels += k->nlabels;
+	memcpy(&b->values[b->nsamples * b->ntypes], values, b->ntypes * sizeof(*values));
 	b->nsamples++;
+	return 0;
+}
+
+int pprof_builder__add_sample(struct pprof_builder *b, const uint64_t *location_ids,
+			      size_t nlocations, const int64_t *values, size_t nvalues,
+			      const struct pprof_label *labels, size_t nlabels)
+{
+	struct sample_key key;
+	size_t slot;
+	uint32_t hash;
+	long found;
+	int64_t *dst;
+	int ret;
+
+	if (!b->ntypes || nvalues != b->ntypes || !values || (nlocations && !location_ids) ||
+	    (nlabels && !labels))
+		return -EINVAL;
+	for (size_t i = 0; i < nlocations; i++)
+		if (!location_ids[i] || location_ids[i] > b->nlocations)
+			return -EINVAL;
+	ret = intern_labels(b, labels, nlabels);
+	if (ret)
+		return ret;
+	key = (struct sample_key){ location_ids, nlocations, b->scratch, nlabels };
+	hash = sample_hash(&key);
+	if (index_table__reserve(&b->sample_tab))
+		return -ENOMEM;
+	found = index_table__lookup(&b->sample_tab, hash, sample_eq, b, &key, &slot);
+	if (found < 0)
+		return sample_append(b, &key, values, hash, slot);
+	dst = &b->values[(size_t)found * b->ntypes];
+	/* Wrap rather than trap: counters are summed the way pprof's Go code does. */
+	for (size_t i = 0; i < nvalues; i++)
+		dst[i] = (int64_t)((uint64_t)dst[i] + (uint64_t)values[i]);
 	return 0;
 }
 
@@ -753,12 +658,8 @@ static int alloc_pair(void *pa, size_t a, void *pb, size_t b, size_t n)
 	return *x && *y ? 0 : -ENOMEM;
 }
 
-static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
+static int pb_view__alloc(struct pb_view *v, const struct pprof_builder *b)
 {
-	Perftools__Profiles__Profile *p = &v->prof;
-
-	memset(v, 0, sizeof(*v));
-	perftools__profiles__profile__init(p);
 	if (alloc_pair(&v->types, sizeof(*v->types), &v->type_ptrs, sizeof(*v->type_ptrs),
 		       b->ntypes) ||
 	    alloc_pair(&v->mappings, sizeof(*v->mappings), &v->mapping_ptrs,
@@ -774,16 +675,23 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 	    alloc_pair(&v->labels, sizeof(*v->labels), &v->label_ptrs, sizeof(*v->label_ptrs),
 		       b->nlabels))
 		return -ENOMEM;
+	return 0;
+}
 
+static void view_types(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->ntypes; i++) {
 		perftools__profiles__value_type__init(&v->types[i]);
 		v->types[i].type = b->types[i].type;
 		v->types[i].unit = b->types[i].unit;
 		v->type_ptrs[i] = &v->types[i];
 	}
-	p->n_sample_type = b->ntypes;
-	p->sample_type = v->type_ptrs;
+	v->prof.n_sample_type = b->ntypes;
+	v->prof.sample_type = v->type_ptrs;
+}
 
+static void view_mappings(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->nmappings; i++) {
 		Perftools__Profiles__Mapping *m = &v->mappings[i];
 
@@ -799,9 +707,12 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 		m->has_line_numbers = b->mappings[i].has_line_numbers;
 		v->mapping_ptrs[i] = m;
 	}
-	p->n_mapping = b->nmappings;
-	p->mapping = v->mapping_ptrs;
+	v->prof.n_mapping = b->nmappings;
+	v->prof.mapping = v->mapping_ptrs;
+}
 
+static void view_functions(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->nfunctions; i++) {
 		Perftools__Profiles__Function *f = &v->functions[i];
 
@@ -813,9 +724,13 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 		f->start_line = b->functions[i].start_line;
 		v->function_ptrs[i] = f;
 	}
-	p->n_function = b->nfunctions;
-	p->function = v->function_ptrs;
+	v->prof.n_function = b->nfunctions;
+	v->prof.function = v->function_ptrs;
+}
 
+/* Locations and their lines; the mappings learn whether they have inline frames. */
+static void view_locations(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->nlines; i++) {
 		perftools__profiles__line__init(&v->lines[i]);
 		v->lines[i].function_id = b->lines[i].function_id;
@@ -838,9 +753,13 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 			v->mappings[bl->mapping_id - 1].has_inline_frames = true;
 		v->location_ptrs[i] = l;
 	}
-	p->n_location = b->nlocations;
-	p->location = v->location_ptrs;
+	v->prof.n_location = b->nlocations;
+	v->prof.location = v->location_ptrs;
+}
 
+/* Samples and their labels; ids and values are the builder's arrays, borrowed. */
+static void view_samples(struct pb_view *v, const struct pprof_builder *b)
+{
 	for (size_t i = 0; i < b->nlabels; i++) {
 		perftools__profiles__label__init(&v->labels[i]);
 		v->labels[i].key = b->labels[i].key;
@@ -862,8 +781,14 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 		s->label = bs->nlabels ? &v->label_ptrs[bs->label_off] : NULL;
 		v->sample_ptrs[i] = s;
 	}
-	p->n_sample = b->nsamples;
-	p->sample = v->sample_ptrs;
+	v->prof.n_sample = b->nsamples;
+	v->prof.sample = v->sample_ptrs;
+}
+
+/* Strings, time, period, comments, default type. */
+static void view_header(struct pb_view *v, const struct pprof_builder *b)
+{
+	Perftools__Profiles__Profile *p = &v->prof;
 
 	p->n_string_table = b->nstrs;
 	p->string_table = b->strs;
@@ -879,44 +804,20 @@ static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 	p->n_comment = b->ncomments;
 	p->comment = b->comments;
 	p->default_sample_type = b->default_type;
-	return 0;
 }
 
-static int gzip_buffer(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len)
+static int pb_view__init(struct pb_view *v, const struct pprof_builder *b)
 {
-	z_stream zs = { 0 };
-	size_t bound;
-	uint8_t *buf;
-	int ret;
-
-	/* windowBits 15 + 16: a gzip header and trailer, which is what pprof expects on disk. */
-	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	memset(v, 0, sizeof(*v));
+	perftools__profiles__profile__init(&v->prof);
+	if (pb_view__alloc(v, b))
 		return -ENOMEM;
-	bound = deflateBound(&zs, len);
-	buf = malloc(bound ? bound : 1);
-	if (!buf) {
-		deflateEnd(&zs);
-		return -ENOMEM;
-	}
-	zs.next_in = (Bytef *)in;
-	zs.next_out = buf;
-	zs.avail_out = 0;
-	/* avail_in/avail_out are uInt: feed large inputs in pieces. */
-	do {
-		size_t in_left = len - (size_t)(zs.next_in - in);
-		size_t out_left = bound - (size_t)(zs.next_out - buf);
-
-		zs.avail_in = in_left > UINT_MAX ? UINT_MAX : (uInt)in_left;
-		zs.avail_out = out_left > UINT_MAX ? UINT_MAX : (uInt)out_left;
-		ret = deflate(&zs, zs.avail_in == in_left ? Z_FINISH : Z_NO_FLUSH);
-	} while (ret == Z_OK || (ret == Z_BUF_ERROR && zs.avail_out));
-	deflateEnd(&zs);
-	if (ret != Z_STREAM_END) {
-		free(buf);
-		return -EIO;
-	}
-	*out = buf;
-	*out_len = (size_t)(zs.next_out - buf);
+	view_types(v, b);
+	view_mappings(v, b);
+	view_functions(v, b);
+	view_locations(v, b);
+	view_samples(v, b);
+	view_header(v, b);
 	return 0;
 }
 
@@ -948,7 +849,7 @@ int pprof_builder__serialize(struct pprof_builder *b, bool gzip, uint8_t **out, 
 		goto out;
 	}
 	if (gzip) {
-		err = gzip_buffer(raw, n, out, len);
+		err = gzip__compress(raw, n, out, len);
 		free(raw);
 	} else {
 		*out = raw;
@@ -959,72 +860,17 @@ out:
 	return err;
 }
 
-static int write_all(int fd, const uint8_t *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int pprof_builder__write_file(struct pprof_builder *b, const char *path, bool gzip)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-	uint8_t *data = NULL;
-	char *tmp = NULL;
+	uint8_t *data;
 	size_t len;
-	int fd = -1, err;
+	int err;
 
-	if (!*path || (slash && !slash[1]))
-		return -EINVAL;
 	err = pprof_builder__serialize(b, gzip, &data, &len);
 	if (err)
 		return err;
-	/* Same directory as the target, so rename() is atomic and never crosses filesystems. */
-	tmp = malloc(strlen(path) + sizeof("/..tmp.XXXXXX"));
-	if (!tmp) {
-		err = -ENOMEM;
-		goto out;
-	}
-	memcpy(tmp, path, dirlen);
-	sprintf(tmp + dirlen, ".%s.tmp.XXXXXX", path + dirlen);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		err = -errno;
-		goto out;
-	}
-	/* mkstemp() creates 0600; a profile is an ordinary output file. */
-	if (fchmod(fd, 0644) < 0 || (err = write_all(fd, data, len)) || fsync(fd) < 0) {
-		err = err ? err : -errno;
-		goto out_unlink;
-	}
-	if (close(fd) < 0) {
-		fd = -1;
-		err = -errno;
-		goto out_unlink;
-	}
-	fd = -1;
-	if (rename(tmp, path) < 0) {
-		err = -errno;
-		goto out_unlink;
-	}
-	goto out;
-out_unlink:
-	if (fd >= 0)
-		close(fd);
-	fd = -1;
-	unlink(tmp);
-out:
-	free(tmp);
+	/* A profile is an ordinary output file; "-" is a file of that name here, not stdout. */
+	err = fileio__write_atomic(strcmp(path, "-") ? path : "./-", data, len, 0644);
 	free(data);
 	return err;
 }

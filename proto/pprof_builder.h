@@ -86,7 +86,11 @@ size_t pprof_builder__sample_count(const struct pprof_builder *b);
 /* Serialize; *out is malloc()ed and owned by the caller. */
 int pprof_builder__serialize(struct pprof_builder *b, bool gzip, uint8_t **out, size_t *len);
 
-/* Serialize and write to path atomically (temp file in the same directory, then rename). */
+/*
+ * Serialize and write to path atomically (lib/fileio: a temporary file in
+ * the same directory, renamed over path), mode 0644.  "-" names a file
+ * here, not standard output.
+ */
 int pprof_builder__write_file(struct pprof_builder *b, const char *path, bool gzip);
 
 #endif /* ISOPROF_PROTO_PPROF_BUILDER_H */

@@ -5,24 +5,29 @@
  * indices in range, which Go reports only as "malformed profile".
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 
+#include "lib/fileio.h"
+#include "lib/gzip.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
 #include "proto/pprof_reader.h"
 
-/* uint64 id -> uint32 index, open addressing; id 0 is never stored (it is reserved). */
+/*
+ * Profile ids (uint64, never 0) -> their message's index.  Writers
+ * (isoprof's builder, Go's pprof) number ids 1, 2, 3... in order, and then
+ * the index is the id - 1; only ids out of that order go through an index
+ * table.
+ */
 struct idmap {
-	uint64_t *keys;
-	uint32_t *vals;
-	size_t mask;
+	struct index_table t;
+	uint64_t *ids;		/* index -> id */
+	size_t n;
+	bool sparse;		/* an id is not its index + 1: look up in t */
 };
 
 struct pprof_profile {
@@ -50,62 +55,80 @@ static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
 	return ret;
 }
 
-static uint64_t mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
-}
-
 static int idmap__init(struct idmap *m, size_t n)
 {
-	size_t size = 16;
-
-	while (size < n * 2) {
-		if (size > SIZE_MAX / 4 / sizeof(uint64_t))
-			return -ENOMEM;
-		size *= 2;
-	}
-	m->keys = calloc(size, sizeof(*m->keys));
-	m->vals = calloc(size, sizeof(*m->vals));
-	m->mask = size - 1;
-	return m->keys && m->vals ? 0 : -ENOMEM;
+	m->ids = malloc((n ? n : 1) * sizeof(*m->ids));
+	return m->ids ? 0 : -ENOMEM;
 }
 
 static void idmap__release(struct idmap *m)
 {
-	free(m->keys);
-	free(m->vals);
-	m->keys = NULL;
-	m->vals = NULL;
+	index_table__release(&m->t);
+	free(m->ids);
+	m->ids = NULL;
 }
 
-/* Insert id (nonzero); false when it is already there. */
-static bool idmap__add(struct idmap *m, uint64_t id, uint32_t val)
+static bool id_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	size_t i;
-
-	for (i = mix64(id) & m->mask; m->keys[i]; i = (i + 1) & m->mask)
-		if (m->keys[i] == id)
-			return false;
-	m->keys[i] = id;
-	m->vals[i] = val;
-	return true;
+	return ((const struct idmap *)ctx)->ids[idx] == *(const uint64_t *)key;
 }
 
-static bool idmap__get(const struct idmap *m, uint64_t id, uint32_t *val)
+static int idmap__index(struct idmap *m, size_t index)
 {
-	if (!id)
-		return false;
-	for (size_t i = mix64(id) & m->mask; m->keys[i]; i = (i + 1) & m->mask) {
-		if (m->keys[i] == id) {
-			*val = m->vals[i];
-			return true;
+	uint32_t hash = hash__fold32(m->ids[index]);
+	size_t slot;
+
+	if (index_table__reserve(&m->t))
+		return -ENOMEM;
+	if (index_table__lookup(&m->t, hash, id_eq, m, &m->ids[index], &slot) >= 0)
+		return -EEXIST;
+	index_table__set(&m->t, slot, hash, (uint32_t)index);
+	return 0;
+}
+
+/* Map the next index to id (nonzero): 0, -EEXIST when id is there already, or -ENOMEM. */
+static int idmap__add(struct idmap *m, uint64_t id)
+{
+	size_t index = m->n;
+	int ret;
+
+	m->ids[index] = id;
+	if (!m->sparse && id == index + 1) {
+		m->n++;
+		return 0;
+	}
+	if (!m->sparse) {
+		/* the first id out of order: index the ones before it */
+		m->sparse = true;
+		for (size_t i = 0; i < index; i++) {
+			ret = idmap__index(m, i);
+			if (ret)
+				return ret;
 		}
 	}
-	return false;
+	ret = idmap__index(m, index);
+	if (!ret)
+		m->n++;
+	return ret;
+}
+
+static bool idmap__get(const struct idmap *m, uint64_t id, uint32_t *index)
+{
+	long i;
+
+	if (!m->sparse) {
+		if (!id || id > m->n)
+			return false;
+		*index = (uint32_t)(id - 1);
+		return true;
+	}
+	if (!id)
+		return false;
+	i = index_table__lookup(&m->t, hash__fold32(id), id_eq, m, &id, NULL);
+	if (i < 0)
+		return false;
+	*index = (uint32_t)i;
+	return true;
 }
 
 struct idmaps {
@@ -126,13 +149,26 @@ static bool str_ok(const Perftools__Profiles__Profile *p, int64_t idx)
 	return idx >= 0 && (uint64_t)idx < p->n_string_table;
 }
 
-#define CHECK_STR(idx, ...)                                                                    \
-	do {                                                                                   \
-		if (!str_ok(p, (idx)))                                                         \
-			return errf(err, errlen, -EINVAL, __VA_ARGS__);                        \
-	} while (0)
+/* String index idx of what (a printf format) in range?  0, or -EINVAL naming it. */
+static int check_str(const Perftools__Profiles__Profile *p, int64_t idx, char *err,
+		     size_t errlen, const char *what, ...) __attribute__((format(printf, 5, 6)));
 
-static int check_strings(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
+static int check_str(const Perftools__Profiles__Profile *p, int64_t idx, char *err,
+		     size_t errlen, const char *what, ...)
+{
+	char name[128];
+	va_list ap;
+
+	if (str_ok(p, idx))
+		return 0;
+	va_start(ap, what);
+	vsnprintf(name, sizeof(name), what, ap);
+	va_end(ap);
+	return errf(err, errlen, -EINVAL, "%s string %" PRId64 " out of range (%zu strings)",
+		    name, idx, p->n_string_table);
+}
+
+static int check_table(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
 {
 	const size_t n = p->n_string_table;
 
@@ -145,120 +181,128 @@ static int check_strings(const Perftools__Profiles__Profile *p, char *err, size_
 	if (p->string_table[0][0])
 		return errf(err, errlen, -EINVAL, "string_table[0] must be \"\" (is \"%.40s\")",
 			    p->string_table[0]);
-	for (size_t i = 0; i < p->n_sample_type; i++) {
-		CHECK_STR(p->sample_type[i]->type,
-			  "sample_type %zu: type string %" PRId64 " out of range (%zu strings)", i,
-			  p->sample_type[i]->type, n);
-		CHECK_STR(p->sample_type[i]->unit,
-			  "sample_type %zu: unit string %" PRId64 " out of range (%zu strings)", i,
-			  p->sample_type[i]->unit, n);
+	return 0;
+}
+
+/* The strings samples refer to: sample types and labels. */
+static int check_sample_strings(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < p->n_sample_type; i++) {
+		const Perftools__Profiles__ValueType *t = p->sample_type[i];
+
+		ret = check_str(p, t->type, err, errlen, "sample_type %zu: type", i) ?:
+		      check_str(p, t->unit, err, errlen, "sample_type %zu: unit", i);
 	}
-	for (size_t i = 0; i < p->n_sample; i++) {
+	for (size_t i = 0; !ret && i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];
 
-		for (size_t j = 0; j < s->n_label; j++) {
+		for (size_t j = 0; !ret && j < s->n_label; j++) {
 			const Perftools__Profiles__Label *l = s->label[j];
 
-			CHECK_STR(l->key,
-				  "sample %zu: label %zu: key string %" PRId64
-				  " out of range (%zu strings)",
-				  i, j, l->key, n);
-			CHECK_STR(l->str,
-				  "sample %zu: label %zu: str string %" PRId64
-				  " out of range (%zu strings)",
-				  i, j, l->str, n);
-			CHECK_STR(l->num_unit,
-				  "sample %zu: label %zu: num_unit string %" PRId64
-				  " out of range (%zu strings)",
-				  i, j, l->num_unit, n);
+			ret = check_str(p, l->key, err, errlen, "sample %zu: label %zu: key", i,
+					j) ?:
+			      check_str(p, l->str, err, errlen, "sample %zu: label %zu: str", i,
+					j) ?:
+			      check_str(p, l->num_unit, err, errlen,
+					"sample %zu: label %zu: num_unit", i, j);
 		}
 	}
-	for (size_t i = 0; i < p->n_mapping; i++) {
+	return ret;
+}
+
+/* The strings of mappings and functions. */
+static int check_code_strings(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < p->n_mapping; i++) {
 		const Perftools__Profiles__Mapping *m = p->mapping[i];
 
-		CHECK_STR(m->filename,
-			  "mapping id %" PRIu64 ": filename string %" PRId64
-			  " out of range (%zu strings)",
-			  m->id, m->filename, n);
-		CHECK_STR(m->build_id,
-			  "mapping id %" PRIu64 ": build_id string %" PRId64
-			  " out of range (%zu strings)",
-			  m->id, m->build_id, n);
+		ret = check_str(p, m->filename, err, errlen, "mapping id %" PRIu64 ": filename",
+				m->id) ?:
+		      check_str(p, m->build_id, err, errlen, "mapping id %" PRIu64 ": build_id",
+				m->id);
 	}
-	for (size_t i = 0; i < p->n_function; i++) {
+	for (size_t i = 0; !ret && i < p->n_function; i++) {
 		const Perftools__Profiles__Function *f = p->function[i];
 
-		CHECK_STR(f->name,
-			  "function id %" PRIu64 ": name string %" PRId64
-			  " out of range (%zu strings)",
-			  f->id, f->name, n);
-		CHECK_STR(f->system_name,
-			  "function id %" PRIu64 ": system_name string %" PRId64
-			  " out of range (%zu strings)",
-			  f->id, f->system_name, n);
-		CHECK_STR(f->filename,
-			  "function id %" PRIu64 ": filename string %" PRId64
-			  " out of range (%zu strings)",
-			  f->id, f->filename, n);
+		ret = check_str(p, f->name, err, errlen, "function id %" PRIu64 ": name", f->id) ?:
+		      check_str(p, f->system_name, err, errlen,
+				"function id %" PRIu64 ": system_name", f->id) ?:
+		      check_str(p, f->filename, err, errlen, "function id %" PRIu64 ": filename",
+				f->id);
 	}
-	CHECK_STR(p->drop_frames, "drop_frames string %" PRId64 " out of range (%zu strings)",
-		  p->drop_frames, n);
-	CHECK_STR(p->keep_frames, "keep_frames string %" PRId64 " out of range (%zu strings)",
-		  p->keep_frames, n);
-	if (p->period_type) {
-		CHECK_STR(p->period_type->type,
-			  "period_type: type string %" PRId64 " out of range (%zu strings)",
-			  p->period_type->type, n);
-		CHECK_STR(p->period_type->unit,
-			  "period_type: unit string %" PRId64 " out of range (%zu strings)",
-			  p->period_type->unit, n);
-	}
-	for (size_t i = 0; i < p->n_comment; i++)
-		CHECK_STR(p->comment[i],
-			  "comment %zu: string %" PRId64 " out of range (%zu strings)", i,
-			  p->comment[i], n);
-	CHECK_STR(p->default_sample_type,
-		  "default_sample_type string %" PRId64 " out of range (%zu strings)",
-		  p->default_sample_type, n);
-	CHECK_STR(p->doc_url, "doc_url string %" PRId64 " out of range (%zu strings)", p->doc_url,
-		  n);
+	return ret;
+}
+
+/* The profile's own strings: frame filters, period, comments, default type, doc url. */
+static int check_header_strings(const Perftools__Profiles__Profile *p, char *err,
+				size_t errlen)
+{
+	int ret;
+
+	ret = check_str(p, p->drop_frames, err, errlen, "drop_frames") ?:
+	      check_str(p, p->keep_frames, err, errlen, "keep_frames");
+	if (!ret && p->period_type)
+		ret = check_str(p, p->period_type->type, err, errlen, "period_type: type") ?:
+		      check_str(p, p->period_type->unit, err, errlen, "period_type: unit");
+	for (size_t i = 0; !ret && i < p->n_comment; i++)
+		ret = check_str(p, p->comment[i], err, errlen, "comment %zu:", i);
+	return ret ?: check_str(p, p->default_sample_type, err, errlen, "default_sample_type") ?:
+		      check_str(p, p->doc_url, err, errlen, "doc_url");
+}
+
+static int check_strings(const Perftools__Profiles__Profile *p, char *err, size_t errlen)
+{
+	return check_table(p, err, errlen) ?: check_sample_strings(p, err, errlen) ?:
+	       check_code_strings(p, err, errlen) ?: check_header_strings(p, err, errlen);
+}
+
+/* Index the id of message i of one kind; what names the kind in errors. */
+static int add_id(struct idmap *m, uint64_t id, size_t i, const char *what, char *err,
+		  size_t errlen)
+{
+	int ret;
+
+	if (!id)
+		return errf(err, errlen, -EINVAL, "%s %zu: reserved id 0", what, i);
+	ret = idmap__add(m, id);
+	if (ret == -EEXIST)
+		return errf(err, errlen, -EINVAL, "multiple %ss with id %" PRIu64, what, id);
+	if (ret)
+		return errf(err, errlen, ret, "out of memory");
 	return 0;
 }
 
 static int check_ids(const Perftools__Profiles__Profile *p, struct idmaps *maps, char *err,
 		     size_t errlen)
 {
+	int ret;
+
 	if (idmap__init(&maps->mappings, p->n_mapping) ||
 	    idmap__init(&maps->functions, p->n_function) ||
 	    idmap__init(&maps->locations, p->n_location))
 		return errf(err, errlen, -ENOMEM, "out of memory");
 	/* Counts above UINT32_MAX cannot come from a 1 GiB message; indices fit in uint32_t. */
 	for (size_t i = 0; i < p->n_mapping; i++) {
-		uint64_t id = p->mapping[i]->id;
-
-		if (!id)
-			return errf(err, errlen, -EINVAL, "mapping %zu: reserved id 0", i);
-		if (!idmap__add(&maps->mappings, id, (uint32_t)i))
-			return errf(err, errlen, -EINVAL, "multiple mappings with id %" PRIu64, id);
+		ret = add_id(&maps->mappings, p->mapping[i]->id, i, "mapping", err, errlen);
+		if (ret)
+			return ret;
 	}
 	for (size_t i = 0; i < p->n_function; i++) {
-		uint64_t id = p->function[i]->id;
-
-		if (!id)
-			return errf(err, errlen, -EINVAL, "function %zu: reserved id 0", i);
-		if (!idmap__add(&maps->functions, id, (uint32_t)i))
-			return errf(err, errlen, -EINVAL, "multiple functions with id %" PRIu64,
-				    id);
+		ret = add_id(&maps->functions, p->function[i]->id, i, "function", err, errlen);
+		if (ret)
+			return ret;
 	}
 	for (size_t i = 0; i < p->n_location; i++) {
 		const Perftools__Profiles__Location *l = p->location[i];
 		uint32_t idx;
 
-		if (!l->id)
-			return errf(err, errlen, -EINVAL, "location %zu: reserved id 0", i);
-		if (!idmap__add(&maps->locations, l->id, (uint32_t)i))
-			return errf(err, errlen, -EINVAL, "multiple locations with id %" PRIu64,
-				    l->id);
+		ret = add_id(&maps->locations, l->id, i, "location", err, errlen);
+		if (ret)
+			return ret;
 		if (l->mapping_id && !idmap__get(&maps->mappings, l->mapping_id, &idx))
 			return errf(err, errlen, -EINVAL,
 				    "location id %" PRIu64 ": mapping id %" PRIu64
@@ -326,91 +370,21 @@ int pprof_validate(const Perftools__Profiles__Profile *p, char *err, size_t errl
 
 /* Decoding. */
 
-static bool is_gzip(const uint8_t *data, size_t len)
-{
-	return len >= 2 && data[0] == 0x1f && data[1] == 0x8b;
-}
-
+/* gzip'd data inflated, at most PPROF_MAX_DECOMPRESSED bytes. */
 static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len, char *err,
 		  size_t errlen)
 {
-	z_stream zs = { 0 };
-	size_t cap = len < 4096 ? 16384 : len * 4, used = 0;
-	uint8_t *buf = NULL, *nb;
-	int zret, ret;
+	const char *why;
+	int ret = gzip__decompress(in, len, PPROF_MAX_DECOMPRESSED, out, out_len, &why);
 
-	if (cap > PPROF_MAX_DECOMPRESSED + 1)
-		cap = PPROF_MAX_DECOMPRESSED + 1;
-	buf = malloc(cap);
-	if (!buf)
-		return errf(err, errlen, -ENOMEM, "out of memory");
-	if (inflateInit2(&zs, 15 + 16) != Z_OK) {
-		free(buf);
-		return errf(err, errlen, -ENOMEM, "out of memory");
-	}
-	zs.next_in = (Bytef *)in;
-	for (;;) {
-		size_t in_left = len - (size_t)(zs.next_in - in);
-
-		if (used == cap) {
-			if (cap > PPROF_MAX_DECOMPRESSED) {
-				ret = errf(err, errlen, -EFBIG,
-					   "decompressed size exceeds %llu bytes",
-					   (unsigned long long)PPROF_MAX_DECOMPRESSED);
-				goto fail;
-			}
-			if (cap > PPROF_MAX_DECOMPRESSED / 2)
-				cap = PPROF_MAX_DECOMPRESSED + 1;
-			else
-				cap *= 2;
-			nb = realloc(buf, cap);
-			if (!nb) {
-				ret = errf(err, errlen, -ENOMEM, "out of memory");
-				goto fail;
-			}
-			buf = nb;
-		}
-		zs.avail_in = in_left > UINT_MAX ? UINT_MAX : (uInt)in_left;
-		zs.next_out = buf + used;
-		zs.avail_out = cap - used > UINT_MAX ? UINT_MAX : (uInt)(cap - used);
-		zret = inflate(&zs, Z_NO_FLUSH);
-		used = (size_t)(zs.next_out - buf);
-		if (zret == Z_STREAM_END) {
-			in_left = len - (size_t)(zs.next_in - in);
-			if (!in_left)
-				break;
-			/* As in Go's gzip reader: more members concatenate, junk fails. */
-			if (!is_gzip(zs.next_in, in_left)) {
-				ret = errf(err, errlen, -EBADMSG,
-					   "gzip: invalid data after stream");
-				goto fail;
-			}
-			inflateReset(&zs);
-			continue;
-		}
-		if (zret == Z_BUF_ERROR && !zs.avail_in && zs.avail_out) {
-			ret = errf(err, errlen, -EBADMSG, "gzip: unexpected end of data");
-			goto fail;
-		}
-		if (zret != Z_OK && zret != Z_BUF_ERROR) {
-			ret = errf(err, errlen, -EBADMSG, "gzip: %s",
-				   zs.msg ? zs.msg : "corrupt data");
-			goto fail;
-		}
-	}
-	if (used > PPROF_MAX_DECOMPRESSED) {
-		ret = errf(err, errlen, -EFBIG, "decompressed size exceeds %llu bytes",
-			   (unsigned long long)PPROF_MAX_DECOMPRESSED);
-		goto fail;
-	}
-	inflateEnd(&zs);
-	*out = buf;
-	*out_len = used;
+	if (ret == -EFBIG)
+		return errf(err, errlen, ret, "decompressed size exceeds %llu bytes",
+			    (unsigned long long)PPROF_MAX_DECOMPRESSED);
+	if (ret == -EBADMSG)
+		return errf(err, errlen, ret, "gzip: %s", why);
+	if (ret)
+		return errf(err, errlen, ret, "out of memory");
 	return 0;
-fail:
-	inflateEnd(&zs);
-	free(buf);
-	return ret;
 }
 
 /*
@@ -669,7 +643,7 @@ int pprof_profile__parse(const uint8_t *data, size_t len, struct pprof_profile *
 	int ret;
 
 	*out = NULL;
-	if (is_gzip(data, len)) {
+	if (gzip__is_gzip(data, len)) {
 		ret = gunzip(data, len, &raw, &len, err, errlen);
 		if (ret)
 			return ret;
@@ -712,71 +686,21 @@ out:
 int pprof_profile__read_file(const char *path, struct pprof_profile **out, char *err,
 			     size_t errlen)
 {
-	size_t cap = 65536, len = 0;
-	uint8_t *buf, *nb;
-	struct stat st;
-	int fd, ret;
+	uint8_t *buf;
+	size_t len;
+	int ret;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = errno;
-		return errf(err, errlen, -ret, "%s", strerror(ret));
-	}
-	if (fstat(fd, &st) < 0) {
-		ret = errno;
-		close(fd);
-		return errf(err, errlen, -ret, "%s", strerror(ret));
-	}
-	if (S_ISDIR(st.st_mode)) {
-		ret = EISDIR;
-		close(fd);
-		return errf(err, errlen, -ret, "%s", strerror(ret));
-	}
-	/* One read for regular files; pipes and the like grow the buffer. */
-	if (S_ISREG(st.st_mode) && st.st_size > 0 &&
-	    (unsigned long long)st.st_size <= PPROF_MAX_DECOMPRESSED)
-		cap = (size_t)st.st_size + 1;
-	buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return errf(err, errlen, -ENOMEM, "out of memory");
-	}
-	for (;;) {
-		ssize_t n;
-
-		if (len == cap) {
-			if (cap > PPROF_MAX_DECOMPRESSED) {
-				ret = errf(err, errlen, -EFBIG, "file larger than %llu bytes",
-					   (unsigned long long)PPROF_MAX_DECOMPRESSED);
-				goto out;
-			}
-			nb = realloc(buf, cap * 2);
-			if (!nb) {
-				ret = errf(err, errlen, -ENOMEM, "out of memory");
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = errf(err, errlen, -errno, "read: %s", strerror(errno));
-			goto out;
-		}
-		if (!n)
-			break;
-		len += (size_t)n;
-	}
-	if (!len) {
+	ret = fileio__read_stream(path, PPROF_MAX_DECOMPRESSED, &buf, &len);
+	if (ret == -EFBIG)
+		return errf(err, errlen, ret, "file larger than %llu bytes",
+			    (unsigned long long)PPROF_MAX_DECOMPRESSED);
+	if (ret)
+		return errf(err, errlen, ret, "%s", strerror(-ret));
+	if (len)
+		ret = pprof_profile__parse(buf, len, out, err, errlen);
+	else
 		ret = errf(err, errlen, -EBADMSG, "empty file");
-		goto out;
-	}
-	ret = pprof_profile__parse(buf, len, out, err, errlen);
-out:
-	close(fd);
 	free(buf);
 	return ret;
 }

@@ -27,6 +27,11 @@
 #define SAMPLE_TYPE_CPU "cpu"
 #define UNIT_COUNT "count"
 #define UNIT_NANOSECONDS "nanoseconds"
+/* Heap profiles, as Go's pprof names allocation samples. */
+#define SAMPLE_TYPE_ALLOC_OBJECTS "alloc_objects"
+#define SAMPLE_TYPE_ALLOC_SPACE "alloc_space"
+#define PERIOD_TYPE_SPACE "space"
+#define UNIT_BYTES "bytes"
 
 /*
  * Synthetic frames, named as V8's profiler names them, so that the two
@@ -37,6 +42,8 @@
 #define FRAME_NAME_GC "(garbage collector)"
 #define FRAME_NAME_IDLE "(idle)"
 #define FRAME_NAME_PROGRAM "(program)"
+/* V8's name for a function without one; pprof shows it as the name. */
+#define FRAME_NAME_ANONYMOUS "(anonymous)"
 
 /* Where a sample's cost goes (SPEC §5); the class label's values. */
 enum sample_class {
@@ -77,6 +84,13 @@ static inline bool sample_class__parse(const char *s, enum sample_class *cls)
 	}
 	return false;
 }
+
+/*
+ * A class only profiles converted from V8's own profiler carry: V8's
+ * "(program)", time outside JS that isoprof splits into v8-builtin,
+ * v8-runtime, runtime-native and kernel.
+ */
+#define CLASS_NAME_V8_PROGRAM "program"
 
 /* The file name part of samples outside any isolate (--out-dir). */
 #define NO_ISOLATE_NAME "no-isolate"

@@ -811,6 +811,57 @@ static void test_validator_parse(void **state)
 	}
 }
 
+/*
+ * Ids in any order, not 1, 2, 3: the reader's index takes them by value
+ * (dense ids are looked up by position), and a duplicate among them is
+ * still found.
+ */
+static void test_sparse_ids(void **state)
+{
+	struct pprof_stack st = { 0 };
+	struct pprof_profile *p;
+	struct fixture x;
+	uint8_t buf[4096];
+	size_t len;
+	char err[256];
+
+	(void)state;
+	fixture_init(&x);
+	x.m[0].id = 1ULL << 40;
+	x.m[1].id = 3;
+	x.f[0].id = 20;
+	x.f[1].id = 10;
+	x.ln[0].function_id = 20;
+	x.ln[1].function_id = 10;
+	x.l[0].id = 9;
+	x.l[0].mapping_id = 1ULL << 40;
+	x.l[1].id = 4;
+	x.l[1].mapping_id = 3;
+	x.locids[0] = 4;
+	x.locids[1] = 9;
+	len = perftools__profiles__profile__pack(&x.p, buf);
+	if (pprof_profile__parse(buf, len, &p, err, sizeof(err)))
+		fail_msg("parse: %s", err);
+	assert_int_equal(pprof_profile__stack(p, 0, &st), 0);
+	assert_int_equal(st.n, 2);
+	assert_string_equal(st.frames[0]->name, "helper");
+	assert_int_equal(st.frames[0]->line, 11);
+	assert_string_equal(st.frames[1]->name, "main");
+	assert_string_equal(st.frames[1]->mapping_file, "/bin/x");
+	pprof_stack__release(&st);
+	pprof_profile__free(p);
+
+	x.l[1].id = 9;
+	len = perftools__profiles__profile__pack(&x.p, buf);
+	assert_int_equal(pprof_profile__parse(buf, len, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "multiple locations with id 9"));
+	x.l[1].id = 4;
+	x.locids[1] = 5;
+	len = perftools__profiles__profile__pack(&x.p, buf);
+	assert_int_equal(pprof_profile__parse(buf, len, &p, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "sample 0: location id 5 does not exist"));
+}
+
 static void test_reader_errors(void **state)
 {
 	struct pprof_builder *b = round_trip_builder();
@@ -1102,6 +1153,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_round_trip_gzip),
 		cmocka_unit_test(test_validator),
 		cmocka_unit_test(test_validator_parse),
+		cmocka_unit_test(test_sparse_ids),
 		cmocka_unit_test(test_reader_errors),
 		cmocka_unit_test(test_reader_wire_checks),
 		cmocka_unit_test(test_write_file),

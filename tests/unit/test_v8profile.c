@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * Unit tests for user/v8profile: a real node --cpu-prof / --heap-prof
+ * Unit tests for proto/'s V8 formats (cpuprofile, heapprofile, folded,
+ * v8json, through v8profile.h): a real node --cpu-prof / --heap-prof
  * output (tests/fixtures/v8/, made by busy.js and heap.js beside them),
  * DevTools structure checks, the pprof conversions both ways and folded
  * stacks.

@@ -7,23 +7,22 @@
  * The HTML embeds the file's exact bytes, so the page's "Download pprof"
  * gives back what was read; the profile is still parsed and validated
  * here first, so a broken file fails now and not later in a browser.
- * Output goes to a temporary file renamed into place: an error never
- * leaves half a document under the requested name.
+ * The file is read through proto/profile_file.h (pprof only) and the
+ * output goes to a temporary file renamed into place (lib/fileio): an
+ * error never leaves half a document under the requested name.
  */
 #include <argp.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "lib/fileio.h"
+#include "proto/profile_file.h"
 #include "user/cmd/commands.h"
 #include "user/report/flame_svg.h"
-#include "proto/pprof_reader.h"
 #include "user/report/web_assets.h"
 
 enum {
@@ -106,67 +105,6 @@ static error_t flame_parse(int key, char *arg, struct argp_state *state)
 	return 0;
 }
 
-/* The whole file, for embedding byte for byte.  0 or -errno. */
-static int slurp(const char *path, uint8_t **data, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf;
-	struct stat sb;
-	int fd, err = 0;
-
-	*data = NULL;
-	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &sb)) {
-		err = -errno;
-		goto out;
-	}
-	if (S_ISDIR(sb.st_mode)) {
-		err = -EISDIR;
-		goto out;
-	}
-	if (S_ISREG(sb.st_mode) && sb.st_size > 0)
-		cap = (size_t)sb.st_size + 1;
-	buf = malloc(cap);
-	if (!buf) {
-		err = -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			uint8_t *nb = cap > PPROF_MAX_DECOMPRESSED ? NULL : realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				err = cap > PPROF_MAX_DECOMPRESSED ? -EFBIG : -ENOMEM;
-				goto out;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			free(buf);
-			goto out;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-	*data = buf;
-	*len = n;
-out:
-	close(fd);
-	return err;
-}
-
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
@@ -197,6 +135,20 @@ static int write_html(const struct flame_env *env, const uint8_t *data, size_t l
 	return err;
 }
 
+static int draw(const struct flame_env *env, const struct profile_file *pf, int si, FILE *out,
+		char *msg, size_t msglen)
+{
+	struct flame_svg_opts o = {
+		.title = env->title ? env->title : base_name(env->file),
+		.sample_index = (size_t)si,
+		.width = env->width,
+	};
+
+	if (env->format == FLAME_SVG)
+		return flame_svg__write(pf->prof, &o, out, msg, msglen);
+	return write_html(env, pf->data, pf->len, env->sample_index ? si : -1, out, msg, msglen);
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -208,75 +160,47 @@ int cmd_flame(int argc, char **argv)
 		       "offline), -o OUT.svg a static SVG with hover titles.",
 	};
 	struct flame_env env = { 0 };
-	struct pprof_profile *prof = NULL;
-	uint8_t *data = NULL;
-	size_t len = 0;
-	char msg[512] = "", *tmp = NULL;
-	FILE *out = NULL;
+	struct profile_file pf = { 0 };
+	struct atomic_file af;
+	char msg[512] = "";
 	int err, si, ret = 1;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
 
-	err = slurp(env.file, &data, &len);
-	if (err) {
-		fprintf(stderr, "isoprof: %s: %s\n", env.file, strerror(-err));
-		goto done;
-	}
-	err = pprof_profile__parse(data, len, &prof, msg, sizeof(msg));
+	err = profile_file__read(&pf, env.file, msg, sizeof(msg));
+	if (!err)
+		err = profile_file__parse(&pf, PROFILE_FORMAT_BIT(PROFILE_PPROF), msg, sizeof(msg));
 	if (err) {
 		fprintf(stderr, "isoprof: %s: %s\n", env.file, msg[0] ? msg : strerror(-err));
 		goto done;
 	}
-	si = pprof_profile__sample_index(prof, env.sample_index, msg, sizeof(msg));
+	si = pprof_profile__sample_index(pf.prof, env.sample_index, msg, sizeof(msg));
 	if (si < 0) {
 		fprintf(stderr, "isoprof: %s: %s\n", env.file, msg);
 		ret = 2;
 		goto done;
 	}
 
-	if (asprintf(&tmp, "%s.tmp.%d", env.out, (int)getpid()) < 0) {
-		tmp = NULL;
-		fprintf(stderr, "isoprof: flame: out of memory\n");
-		goto done;
-	}
-	out = fopen(tmp, "we");
-	if (!out) {
-		fprintf(stderr, "isoprof: %s: %s\n", env.out, strerror(errno));
+	err = atomic_file__open(&af, env.out, 0644);
+	if (err) {
+		fprintf(stderr, "isoprof: %s: %s\n", env.out, strerror(-err));
 		goto done;
 	}
 	msg[0] = '\0';
-	if (env.format == FLAME_SVG) {
-		struct flame_svg_opts o = {
-			.title = env.title ? env.title : base_name(env.file),
-			.sample_index = (size_t)si,
-			.width = env.width,
-		};
-
-		err = flame_svg__write(prof, &o, out, msg, sizeof(msg));
-	} else {
-		err = write_html(&env, data, len, env.sample_index ? si : -1, out, msg,
-				 sizeof(msg));
-	}
-	if (fclose(out) && !err) {
-		err = -errno;
-		snprintf(msg, sizeof(msg), "%s", strerror(errno));
-	}
-	out = NULL;
+	err = draw(&env, &pf, si, af.f, msg, sizeof(msg));
 	if (err) {
+		atomic_file__abort(&af);
 		fprintf(stderr, "isoprof: %s: %s\n", env.out, msg[0] ? msg : strerror(-err));
-		unlink(tmp);
 		goto done;
 	}
-	if (rename(tmp, env.out)) {
-		fprintf(stderr, "isoprof: %s: %s\n", env.out, strerror(errno));
-		unlink(tmp);
+	err = atomic_file__commit(&af);
+	if (err) {
+		fprintf(stderr, "isoprof: %s: %s\n", env.out, strerror(-err));
 		goto done;
 	}
 	ret = 0;
 done:
-	free(tmp);
-	free(data);
-	pprof_profile__free(prof);
+	profile_file__release(&pf);
 	return ret;
 }

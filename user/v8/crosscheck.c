@@ -1,149 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * crosscheck: the comparison itself (crosscheck.h has the rules); the
+ * reports are crosscheck_text.c and crosscheck_json.c.
+ */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <json-c/json.h>
-
+#include "lib/array.h"
 #include "lib/errmsg.h"
-#include "user/v8/crosscheck.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
+#include "proto/cpuprofile.h"
+#include "proto/profile_file.h"
 #include "user/attribute/frames.h"
-#include "proto/pprof_builder.h"
-#include "proto/v8profile.h"
-
-#define V8_SOURCE_COMMENT "source: V8 CPU profiler"
-#define NO_TID INT64_MIN
-
-enum cc_class {
-	CC_JS = 0,
-	CC_BUILTIN,
-	CC_GC,
-	CC_V8_RUNTIME,
-	CC_NATIVE,
-	CC_KERNEL,
-	CC_IDLE,
-	CC_PROGRAM,
-	CC_OTHER,
-	NR_CC,
-};
-
-static const char *const cc_names[NR_CC] = {
-	[CC_JS] = "js",
-	[CC_BUILTIN] = "v8-builtin",
-	[CC_GC] = "gc",
-	[CC_V8_RUNTIME] = "v8-runtime",
-	[CC_NATIVE] = "runtime-native",
-	[CC_KERNEL] = "kernel",
-	[CC_IDLE] = "idle",
-	[CC_PROGRAM] = "program",
-	[CC_OTHER] = "other",
-};
-
-/*
- * Ways V8's profiler may charge a sample that isoprof charges by function:
- * with isoprof's inlined functions charged to the code they were inlined
- * into; and, besides, samples in OSR code charged to the caller.
- */
-enum cc_view {
-	VIEW_PHYSICAL,
-	VIEW_NO_OSR,
-	NR_VIEWS,
-};
-
-struct cc_fn {
-	char *name;
-	char *file;		/* base name, "" when unknown */
-	int64_t line;		/* start line, anonymous functions only */
-	char *display;
-	uint64_t hash;
-	uint64_t count[2];
-	uint64_t view[NR_VIEWS][2];	/* the counts charged as V8's profiler may */
-	double share[2];
-	size_t rank[2];		/* position on the side's list, from 1; 0 when absent */
-};
-
-struct cc_thread {
-	char *name;
-	size_t ntids;
-	uint64_t samples, gc;
-};
-
-struct cc_side {
-	char *name;			/* the input's name, "" when not given */
-	uint64_t samples;		/* samples/count over kept samples */
-	uint64_t pprof_samples;		/* pprof Sample messages */
-	int64_t window_ns;
-	int64_t period;
-	char *period_type, *period_unit;
-	int64_t main_tid;		/* NO_TID when the profile has no tid labels */
-	char *main_thread;		/* its thread label, "" when none */
-	uint64_t main_samples;
-	double rate_hz;			/* main-thread samples per second of window; NaN */
-	uint64_t js;			/* samples attributed to a JS function */
-	uint64_t js_osr;		/* ... whose code is on-stack-replacement code */
-	uint64_t js_no_osr;		/* JS samples with a JS frame outside OSR code */
-	uint64_t js_unattributed;	/* class js / v8-builtin, no JS frame found */
-	uint64_t cls_main[NR_CC], cls_all[NR_CC];
-	uint64_t program_root_main;	/* main-thread samples rooted at "(program)" */
-	uint64_t deopt_main;		/* main-thread samples in V8's deoptimizer */
-	double ticks_ratio;		/* samples per tick of the nominal timer; NaN */
-	size_t nisolates;
-	int64_t median_delta_ns;	/* V8: median time between samples; 0 unknown */
-	size_t *order;			/* functions with samples, by share */
-	size_t norder;
-	struct cc_thread *threads;	/* other threads, by samples */
-	size_t nthreads;
-};
-
-struct crosscheck_report {
-	struct cc_side side[2];
-	struct cc_fn *fns;
-	size_t nfns, fns_cap;
-	uint32_t *fn_tab;		/* open addressing: index + 1 */
-	size_t fn_tab_mask;
-	size_t top;
-	bool roles_guessed;
-	double tvd;
-	double tvd_physical;		/* with isoprof's inlining folded into callers */
-	bool same_top, same_top_physical;
-	const struct cc_fn *top_physical[2];
-	double tvd_no_osr;		/* ... and OSR code charged to its caller */
-	bool same_top_no_osr;
-	const struct cc_fn *top_no_osr[2];
-	double rho;
-	size_t rho_n;
-	size_t *rank_set;		/* the functions rho is computed over */
-	size_t *top_rows;		/* union of both top lists, by mean share */
-	size_t ntop_rows;
-	size_t *only[2];		/* seen by one side only, by share */
-	size_t nonly[2];
-	bool agree;
-	bool v8_deopt_inflated;		/* V8's samples outnumber its timer's ticks */
-	char *verdict;
-	char **notes;
-	size_t nnotes;
-};
-
-static const char *const side_names[2] = { "isoprof", "V8" };
+#include "user/v8/crosscheck_int.h"
 
 static bool starts_with(const char *s, const char *prefix)
 {
 	return !strncmp(s, prefix, strlen(prefix));
-}
-
-static uint64_t hash_bytes(uint64_t h, const char *s)
-{
-	for (; *s; s++) {
-		h ^= (unsigned char)*s;
-		h *= 0x100000001b3ULL;
-	}
-	return h * 0x100000001b3ULL;
 }
 
 static int add_note(struct crosscheck_report *r, const char *fmt, ...)
@@ -246,26 +125,32 @@ static ssize_t js_frame(const struct pprof_stack *st)
 	return js_frame_above(st, -1);
 }
 
+/* The class a label names: isoprof's, V8's "program", else other. */
+static enum cc_class class_named(const char *cls)
+{
+	enum sample_class c;
+
+	if (sample_class__parse(cls, &c))
+		return (enum cc_class)c;
+	return strcmp(cls, CLASS_NAME_V8_PROGRAM) ? CC_OTHER : CC_PROGRAM;
+}
+
 static enum cc_class class_of(const struct pprof_profile *p, size_t s, const struct pprof_stack *st)
 {
-	const char *cls = pprof_profile__label(p, s, "class");
+	const char *cls = pprof_profile__label(p, s, LABEL_CLASS);
 	const char *root;
 
-	if (cls) {
-		for (int c = 0; c < NR_CC; c++)
-			if (!strcmp(cls, cc_names[c]))
-				return c;
-		return CC_OTHER;
-	}
+	if (cls)
+		return class_named(cls);
 	/* A profile from elsewhere: what its frames say, V8's way. */
 	if (!st->n)
 		return CC_OTHER;
 	root = st->frames[st->n - 1]->name;
-	if (!strcmp(root, "(garbage collector)"))
+	if (!strcmp(root, FRAME_NAME_GC))
 		return CC_GC;
-	if (!strcmp(root, "(idle)"))
+	if (!strcmp(root, FRAME_NAME_IDLE))
 		return CC_IDLE;
-	if (!strcmp(root, "(program)"))
+	if (!strcmp(root, FRAME_NAME_PROGRAM))
 		return CC_PROGRAM;
 	if (is_js_frame(st->frames[0]))
 		return CC_JS;
@@ -284,29 +169,6 @@ static const char *base_name(const char *file)
 	return slash ? slash + 1 : file;
 }
 
-static int grow_fn_tab(struct crosscheck_report *r)
-{
-	size_t cap = r->fn_tab ? (r->fn_tab_mask + 1) * 2 : 256;
-	uint32_t *tab;
-
-	if (cap > UINT32_MAX)
-		return -ENOMEM;
-	tab = calloc(cap, sizeof(*tab));
-	if (!tab)
-		return -ENOMEM;
-	for (size_t i = 0; i < r->nfns; i++) {
-		size_t slot = r->fns[i].hash & (cap - 1);
-
-		while (tab[slot])
-			slot = (slot + 1) & (cap - 1);
-		tab[slot] = (uint32_t)(i + 1);
-	}
-	free(r->fn_tab);
-	r->fn_tab = tab;
-	r->fn_tab_mask = cap - 1;
-	return 0;
-}
-
 static char *make_display(const char *name, const char *file, int64_t line)
 {
 	char *s = NULL;
@@ -323,49 +185,62 @@ static char *make_display(const char *name, const char *file, int64_t line)
 	return n < 0 ? NULL : s;
 }
 
-/* Index of the function a JS frame is, created on first sight; negative errno. */
-static ssize_t fn_of(struct crosscheck_report *r, const struct pprof_frame *f)
+struct fn_key {
+	const char *name, *file;
+	int64_t line;
+};
+
+static bool fn_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	const char *name = *f->name ? f->name : "(anonymous)";
-	const char *file = base_name(f->filename);
-	int64_t line = strcmp(name, "(anonymous)") ? 0 : f->start_line;
-	uint64_t h = hash_bytes(hash_bytes(0xcbf29ce484222325ULL, name), file) ^
-		     (uint64_t)line * 0x9e3779b97f4a7c15ULL;
+	const struct cc_fn *fn = &((const struct crosscheck_report *)ctx)->fns[idx];
+	const struct fn_key *k = key;
+
+	return fn->line == k->line && !strcmp(fn->name, k->name) && !strcmp(fn->file, k->file);
+}
+
+static int fn_new(struct crosscheck_report *r, const struct fn_key *k)
+{
 	struct cc_fn *fn;
-	size_t slot;
 
-	if ((r->nfns + 1) * 2 > (r->fn_tab ? r->fn_tab_mask + 1 : 0) && grow_fn_tab(r))
+	if (array_grow(&r->fns, &r->fns_cap, r->nfns + 1))
 		return -ENOMEM;
-	for (slot = h & r->fn_tab_mask; r->fn_tab[slot]; slot = (slot + 1) & r->fn_tab_mask) {
-		fn = &r->fns[r->fn_tab[slot] - 1];
-		if (fn->hash == h && fn->line == line && !strcmp(fn->name, name) &&
-		    !strcmp(fn->file, file))
-			return (ssize_t)(r->fn_tab[slot] - 1);
-	}
-	if (r->nfns == r->fns_cap) {
-		size_t cap = r->fns_cap ? r->fns_cap * 2 : 64;
-		struct cc_fn *fns = realloc(r->fns, cap * sizeof(*fns));
-
-		if (!fns)
-			return -ENOMEM;
-		r->fns = fns;
-		r->fns_cap = cap;
-	}
 	fn = &r->fns[r->nfns];
 	memset(fn, 0, sizeof(*fn));
-	fn->hash = h;
-	fn->line = line;
-	fn->name = strdup(name);
-	fn->file = strdup(file);
-	fn->display = fn->name && fn->file ? make_display(name, file, line) : NULL;
+	fn->line = k->line;
+	fn->name = strdup(k->name);
+	fn->file = strdup(k->file);
+	fn->display = fn->name && fn->file ? make_display(k->name, k->file, k->line) : NULL;
 	if (!fn->name || !fn->file || !fn->display) {
 		free(fn->name);
 		free(fn->file);
 		free(fn->display);
 		return -ENOMEM;
 	}
-	r->fn_tab[slot] = (uint32_t)(r->nfns + 1);
-	return (ssize_t)r->nfns++;
+	r->nfns++;
+	return 0;
+}
+
+/* Index of the function a JS frame is, created on first sight; negative errno. */
+static ssize_t fn_of(struct crosscheck_report *r, const struct pprof_frame *f)
+{
+	const char *name = *f->name ? f->name : FRAME_NAME_ANONYMOUS;
+	struct fn_key k = { name, base_name(f->filename),
+			    strcmp(name, FRAME_NAME_ANONYMOUS) ? 0 : f->start_line };
+	uint32_t hash;
+	size_t slot;
+	long idx;
+
+	hash = hash__fold32(hash__word(hash__field(hash__field(HASH_SEED, k.name), k.file),
+				       (uint64_t)k.line));
+	if (index_table__reserve(&r->fn_tab))
+		return -ENOMEM;
+	idx = index_table__lookup(&r->fn_tab, hash, fn_eq, r, &k, &slot);
+	if (idx >= 0)
+		return idx;
+	if (r->nfns >= UINT32_MAX || fn_new(r, &k))
+		return -ENOMEM;
+	index_table__set(&r->fn_tab, slot, hash, (uint32_t)(r->nfns - 1));
+	return (ssize_t)(r->nfns - 1);
 }
 
 /* ---- Threads -------------------------------------------------------------- */
@@ -379,58 +254,37 @@ struct tid_ent {
 struct tid_map {
 	struct tid_ent *ents;
 	size_t n, cap;
-	uint32_t *tab;
-	size_t mask;
+	struct index_table tab;		/* tid -> ents[] */
 };
 
-static uint64_t hash_tid(int64_t tid)
+static bool tid_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	uint64_t h = (uint64_t)tid * 0xff51afd7ed558ccdULL;
-
-	return h ^ (h >> 29);
+	return ((const struct tid_map *)ctx)->ents[idx].tid == *(const int64_t *)key;
 }
 
+/* The entry of tid, created (named name) on first sight; NULL on ENOMEM. */
 static struct tid_ent *tid_map__get(struct tid_map *m, int64_t tid, const char *name)
 {
+	uint32_t hash = hash__fold32(hash__mix64((uint64_t)tid));
 	size_t slot;
+	long idx;
 
-	if ((m->n + 1) * 2 > (m->tab ? m->mask + 1 : 0)) {
-		size_t cap = m->tab ? (m->mask + 1) * 2 : 64;
-		uint32_t *tab = cap <= UINT32_MAX ? calloc(cap, sizeof(*tab)) : NULL;
-
-		if (!tab)
-			return NULL;
-		for (size_t i = 0; i < m->n; i++) {
-			slot = hash_tid(m->ents[i].tid) & (cap - 1);
-			while (tab[slot])
-				slot = (slot + 1) & (cap - 1);
-			tab[slot] = (uint32_t)(i + 1);
-		}
-		free(m->tab);
-		m->tab = tab;
-		m->mask = cap - 1;
-	}
-	for (slot = hash_tid(tid) & m->mask; m->tab[slot]; slot = (slot + 1) & m->mask)
-		if (m->ents[m->tab[slot] - 1].tid == tid)
-			return &m->ents[m->tab[slot] - 1];
-	if (m->n == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 32;
-		struct tid_ent *ents = realloc(m->ents, cap * sizeof(*ents));
-
-		if (!ents)
-			return NULL;
-		m->ents = ents;
-		m->cap = cap;
-	}
+	if (index_table__reserve(&m->tab))
+		return NULL;
+	idx = index_table__lookup(&m->tab, hash, tid_eq, m, &tid, &slot);
+	if (idx >= 0)
+		return &m->ents[idx];
+	if (m->n >= UINT32_MAX || array_grow(&m->ents, &m->cap, m->n + 1))
+		return NULL;
 	m->ents[m->n] = (struct tid_ent){ .tid = tid, .name = name ? name : "" };
-	m->tab[slot] = (uint32_t)(m->n + 1);
+	index_table__set(&m->tab, slot, hash, (uint32_t)m->n);
 	return &m->ents[m->n++];
 }
 
 static void tid_map__release(struct tid_map *m)
 {
 	free(m->ents);
-	free(m->tab);
+	index_table__release(&m->tab);
 }
 
 static int cmp_tid_name(const void *a, const void *b)
@@ -458,8 +312,7 @@ static int group_threads(struct cc_side *sd, struct tid_map *m)
 	size_t n = 0;
 
 	qsort(m->ents, m->n, sizeof(*m->ents), cmp_tid_name);
-	free(m->tab);	/* the order changed: the table is stale */
-	m->tab = NULL;
+	index_table__clear(&m->tab);	/* the order changed: the table is stale */
 	sd->threads = calloc(m->n ? m->n : 1, sizeof(*sd->threads));
 	if (!sd->threads)
 		return -ENOMEM;
@@ -511,7 +364,7 @@ static bool kept(const struct side_ctx *c, size_t s)
 
 	if (!c->isolate)
 		return true;
-	iso = pprof_profile__label(c->p, s, "isolate");
+	iso = pprof_profile__label(c->p, s, LABEL_ISOLATE);
 	return !iso || !strcmp(iso, c->isolate);
 }
 
@@ -519,13 +372,13 @@ static int64_t tid_of(const struct pprof_profile *p, size_t s)
 {
 	int64_t tid;
 
-	return pprof_profile__num_label(p, s, "tid", &tid) ? tid : NO_TID;
+	return pprof_profile__num_label(p, s, LABEL_TID, &tid) ? tid : NO_TID;
 }
 
 static int samples_index(const struct pprof_profile *p)
 {
 	for (size_t i = 0; i < pprof_profile__sample_type_count(p); i++)
-		if (!strcmp(pprof_profile__sample_type(p, i, NULL), "samples"))
+		if (!strcmp(pprof_profile__sample_type(p, i, NULL), SAMPLE_TYPE_SAMPLES))
 			return (int)i;
 	return -1;
 }
@@ -536,7 +389,7 @@ static int count_isolates(struct crosscheck_report *r, struct side_ctx *c, struc
 	size_t n = 0, cap = 0;
 
 	for (size_t s = 0; s < pprof_profile__sample_count(c->p); s++) {
-		const char *iso = pprof_profile__label(c->p, s, "isolate");
+		const char *iso = pprof_profile__label(c->p, s, LABEL_ISOLATE);
 		size_t i;
 
 		if (!iso || !kept(c, s))
@@ -695,6 +548,79 @@ static int copy_header(struct cc_side *sd, const struct pprof_profile *p, const 
 	return sd->name && sd->period_type && sd->period_unit ? 0 : -ENOMEM;
 }
 
+/* Samples per thread, and which of them are in an isolate, JS or GC. */
+static int count_threads(const struct side_ctx *c, struct tid_map *tids)
+{
+	const struct pprof_profile *p = c->p;
+
+	for (size_t s = 0; s < pprof_profile__sample_count(p); s++) {
+		const char *label = pprof_profile__label(p, s, LABEL_CLASS);
+		enum cc_class cls = label ? class_named(label) : CC_OTHER;
+		struct tid_ent *e;
+		uint64_t w;
+
+		if (!kept(c, s))
+			continue;
+		w = weight_of(c, s);
+		e = tid_map__get(tids, tid_of(p, s), pprof_profile__label(p, s, LABEL_THREAD));
+		if (!e)
+			return -ENOMEM;
+		e->samples += w;
+		if (pprof_profile__label(p, s, LABEL_ISOLATE))
+			e->isolate += w;
+		if (cls == CC_JS || cls == CC_BUILTIN)
+			e->js += w;
+		if (cls == CC_GC)
+			e->gc += w;
+	}
+	return 0;
+}
+
+/* Every kept sample: its class, the main thread's shares, its JS function. */
+static int scan_samples(struct crosscheck_report *r, struct side_ctx *c, int side)
+{
+	const struct pprof_profile *p = c->p;
+	struct cc_side *sd = &r->side[side];
+	int err;
+
+	for (size_t s = 0; s < pprof_profile__sample_count(p); s++) {
+		enum cc_class cls;
+		uint64_t w;
+
+		if (!kept(c, s))
+			continue;
+		err = pprof_profile__stack(p, s, &c->st);
+		if (err)
+			return err;
+		w = weight_of(c, s);
+		cls = class_of(p, s, &c->st);
+		sd->samples += w;
+		sd->cls_all[cls] += w;
+		if (tid_of(p, s) == sd->main_tid) {
+			sd->main_samples += w;
+			sd->cls_main[cls] += w;
+			if (c->st.n && !strcmp(c->st.frames[c->st.n - 1]->name, FRAME_NAME_PROGRAM))
+				sd->program_root_main += w;
+			if (in_deoptimizer(&c->st))
+				sd->deopt_main += w;
+		}
+		err = attribute(r, c, sd, side, cls, w);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void side_rates(struct cc_side *sd)
+{
+	sd->rate_hz = sd->window_ns > 0 ? (double)sd->main_samples * 1e9 / (double)sd->window_ns
+					: NAN;
+	sd->ticks_ratio = sd->window_ns > 0 && sd->period > 0 &&
+				  !strcmp(sd->period_unit, UNIT_NANOSECONDS)
+			  ? (double)sd->samples * (double)sd->period / (double)sd->window_ns
+			  : NAN;
+}
+
 static int scan_side(struct crosscheck_report *r, const struct pprof_profile *p, int side,
 		     const struct crosscheck_opts *o)
 {
@@ -706,7 +632,6 @@ static int scan_side(struct crosscheck_report *r, const struct pprof_profile *p,
 	};
 	struct tid_map tids = { 0 };
 	const struct tid_ent *main_ent;
-	size_t n = pprof_profile__sample_count(p);
 	int err;
 
 	err = copy_header(sd, p, o->names[side]);
@@ -715,28 +640,9 @@ static int scan_side(struct crosscheck_report *r, const struct pprof_profile *p,
 	c.frame_fn = calloc(pprof_profile__frame_count(p) + 1, sizeof(*c.frame_fn));
 	if (!c.frame_fn)
 		return -ENOMEM;
-
-	for (size_t s = 0; s < n; s++) {
-		const char *cls = pprof_profile__label(p, s, "class");
-		struct tid_ent *e;
-		uint64_t w;
-
-		if (!kept(&c, s))
-			continue;
-		w = weight_of(&c, s);
-		e = tid_map__get(&tids, tid_of(p, s), pprof_profile__label(p, s, "thread"));
-		if (!e) {
-			err = -ENOMEM;
-			goto out;
-		}
-		e->samples += w;
-		if (pprof_profile__label(p, s, "isolate"))
-			e->isolate += w;
-		if (cls && (!strcmp(cls, "js") || !strcmp(cls, "v8-builtin")))
-			e->js += w;
-		if (cls && !strcmp(cls, "gc"))
-			e->gc += w;
-	}
+	err = count_threads(&c, &tids);
+	if (err)
+		goto out;
 	main_ent = main_thread(&tids);
 	sd->main_tid = main_ent ? main_ent->tid : NO_TID;
 	sd->main_thread = strdup(main_ent ? main_ent->name : "");
@@ -744,38 +650,10 @@ static int scan_side(struct crosscheck_report *r, const struct pprof_profile *p,
 		err = -ENOMEM;
 		goto out;
 	}
-
-	for (size_t s = 0; s < n; s++) {
-		enum cc_class cls;
-		uint64_t w;
-
-		if (!kept(&c, s))
-			continue;
-		err = pprof_profile__stack(p, s, &c.st);
-		if (err)
-			goto out;
-		w = weight_of(&c, s);
-		cls = class_of(p, s, &c.st);
-		sd->samples += w;
-		sd->cls_all[cls] += w;
-		if (tid_of(p, s) == sd->main_tid) {
-			sd->main_samples += w;
-			sd->cls_main[cls] += w;
-			if (c.st.n && !strcmp(c.st.frames[c.st.n - 1]->name, "(program)"))
-				sd->program_root_main += w;
-			if (in_deoptimizer(&c.st))
-				sd->deopt_main += w;
-		}
-		err = attribute(r, &c, sd, side, cls, w);
-		if (err)
-			goto out;
-	}
-	sd->rate_hz = sd->window_ns > 0 ? (double)sd->main_samples * 1e9 / (double)sd->window_ns
-					: NAN;
-	sd->ticks_ratio = sd->window_ns > 0 && sd->period > 0 &&
-				  !strcmp(sd->period_unit, "nanoseconds")
-			  ? (double)sd->samples * (double)sd->period / (double)sd->window_ns
-			  : NAN;
+	err = scan_samples(r, &c, side);
+	if (err)
+		goto out;
+	side_rates(sd);
 	err = group_threads(sd, &tids);
 	if (!err)
 		err = count_isolates(r, &c, sd);
@@ -1071,7 +949,7 @@ static bool has_isolate(const struct pprof_profile *p, const char *isolate, char
 	size_t len = 0, n = 0;
 
 	for (size_t s = 0; s < pprof_profile__sample_count(p); s++) {
-		const char *iso = pprof_profile__label(p, s, "isolate");
+		const char *iso = pprof_profile__label(p, s, LABEL_ISOLATE);
 
 		if (!iso)
 			continue;
@@ -1117,6 +995,74 @@ static double view_distance(const struct crosscheck_report *r, enum cc_view view
 	return d / 2;
 }
 
+/* Both sides need JS samples: shares are over them.  -ENODATA names the side without. */
+static int check_js_samples(const struct crosscheck_report *r, char *err, size_t errlen)
+{
+	for (int side = 0; side < 2; side++) {
+		const struct cc_side *sd = &r->side[side];
+
+		if (sd->js)
+			continue;
+		errmsg__set(err, errlen,
+			    "%s profile%s%s%s: no JS samples among its %" PRIu64 " samples%s",
+			    side_names[side], *sd->name ? " (" : "", sd->name, *sd->name ? ")" : "",
+			    sd->samples,
+			    side == CROSSCHECK_ISOPROF && sd->js_unattributed ?
+			    " (JS frames without names: was V8 run with --perf-basic-prof?)" : "");
+		return -ENODATA;
+	}
+	return 0;
+}
+
+/* Self shares and the distance between the sides, by function and as V8 may charge. */
+static void distances(struct crosscheck_report *r)
+{
+	r->tvd = 0;
+	for (size_t i = 0; i < r->nfns; i++) {
+		struct cc_fn *f = &r->fns[i];
+
+		f->share[0] = (double)f->count[0] / (double)r->side[0].js;
+		f->share[1] = (double)f->count[1] / (double)r->side[1].js;
+		r->tvd += fabs(f->share[0] - f->share[1]);
+	}
+	r->tvd /= 2;
+	r->tvd_physical = view_distance(r, VIEW_PHYSICAL, r->side[0].js,
+					r->side[1].js, r->top_physical);
+	r->same_top_physical = r->top_physical[0] && r->top_physical[0] == r->top_physical[1];
+	r->tvd_no_osr = view_distance(r, VIEW_NO_OSR, r->side[0].js_no_osr,
+				      r->side[1].js_no_osr, r->top_no_osr);
+	r->same_top_no_osr = r->top_no_osr[0] && r->top_no_osr[0] == r->top_no_osr[1];
+}
+
+/* Rankings, the verdict and the notes that explain it. */
+static int conclude(struct crosscheck_report *r)
+{
+	const struct cc_side *iso = &r->side[CROSSCHECK_ISOPROF];
+	int ret;
+
+	ret = order_sides(r);
+	if (!ret)
+		ret = spearman(r);
+	if (!ret)
+		ret = top_rows(r);
+	if (!ret)
+		ret = only_one_side(r);
+	check_v8_inflation(r);
+	if (!ret)
+		ret = verdict(r);
+	if (!ret)
+		ret = deopt_notes(r);
+	if (!ret && iso->js_osr * 20 > iso->js)
+		ret = add_note(r, "%.1f%% of isoprof's JS samples ran in on-stack-replacement "
+			       "code, which V8's profiler may not resolve when it was compiled "
+			       "before the profiler started (it then charges the ticks to a caller)",
+			       100.0 * (double)iso->js_osr / (double)iso->js);
+	if (!ret && r->roles_guessed)
+		ret = add_note(r, "could not tell which input is V8's: took A as isoprof's, "
+			       "B as V8's");
+	return ret;
+}
+
 int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_profile *v8,
 			const struct crosscheck_opts *o, struct crosscheck_report **out,
 			char *err, size_t errlen)
@@ -1145,57 +1091,11 @@ int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_
 		ret = scan_side(r, v8, CROSSCHECK_V8, o);
 	if (ret)
 		goto fail_nomem;
-	for (int side = 0; side < 2; side++) {
-		const struct cc_side *sd = &r->side[side];
-
-		if (sd->js)
-			continue;
-		errmsg__set(err, errlen,
-			"%s profile%s%s%s: no JS samples among its %" PRIu64 " samples%s",
-			side_names[side], *sd->name ? " (" : "", sd->name, *sd->name ? ")" : "",
-			sd->samples,
-			side == CROSSCHECK_ISOPROF && sd->js_unattributed
-				? " (JS frames without names: was V8 run with --perf-basic-prof?)"
-				: "");
-		ret = -ENODATA;
+	ret = check_js_samples(r, err, errlen);
+	if (ret)
 		goto fail;
-	}
-	r->tvd = 0;
-	for (size_t i = 0; i < r->nfns; i++) {
-		struct cc_fn *f = &r->fns[i];
-
-		f->share[0] = (double)f->count[0] / (double)r->side[0].js;
-		f->share[1] = (double)f->count[1] / (double)r->side[1].js;
-		r->tvd += fabs(f->share[0] - f->share[1]);
-	}
-	r->tvd /= 2;
-	r->tvd_physical = view_distance(r, VIEW_PHYSICAL, r->side[0].js,
-					r->side[1].js, r->top_physical);
-	r->same_top_physical = r->top_physical[0] && r->top_physical[0] == r->top_physical[1];
-	r->tvd_no_osr = view_distance(r, VIEW_NO_OSR, r->side[0].js_no_osr,
-				      r->side[1].js_no_osr, r->top_no_osr);
-	r->same_top_no_osr = r->top_no_osr[0] && r->top_no_osr[0] == r->top_no_osr[1];
-	ret = order_sides(r);
-	if (!ret)
-		ret = spearman(r);
-	if (!ret)
-		ret = top_rows(r);
-	if (!ret)
-		ret = only_one_side(r);
-	check_v8_inflation(r);
-	if (!ret)
-		ret = verdict(r);
-	if (!ret)
-		ret = deopt_notes(r);
-	if (!ret && r->side[CROSSCHECK_ISOPROF].js_osr * 20 > r->side[CROSSCHECK_ISOPROF].js)
-		ret = add_note(r, "%.1f%% of isoprof's JS samples ran in on-stack-replacement "
-			       "code, which V8's profiler may not resolve when it was compiled "
-			       "before the profiler started (it then charges the ticks to a caller)",
-			       100.0 * (double)r->side[CROSSCHECK_ISOPROF].js_osr /
-				       (double)r->side[CROSSCHECK_ISOPROF].js);
-	if (!ret && r->roles_guessed)
-		ret = add_note(r, "could not tell which input is V8's: took A as isoprof's, "
-			       "B as V8's");
+	distances(r);
+	ret = conclude(r);
 	if (ret)
 		goto fail_nomem;
 	*out = r;
@@ -1234,7 +1134,7 @@ void crosscheck__free(struct crosscheck_report *r)
 		free(r->notes[i]);
 	free(r->notes);
 	free(r->fns);
-	free(r->fn_tab);
+	index_table__release(&r->fn_tab);
 	free(r->rank_set);
 	free(r->top_rows);
 	free(r->verdict);
@@ -1278,589 +1178,67 @@ const char *crosscheck_report__top_function(const struct crosscheck_report *r,
 	return r->fns[r->side[side].order[0]].display;
 }
 
-/* ---- Text ----------------------------------------------------------------- */
-
-static const char *pct(char *buf, size_t len, uint64_t part, uint64_t whole)
-{
-	if (!whole)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.1f%%", 100.0 * (double)part / (double)whole);
-	return buf;
-}
-
-static const char *share_str(char *buf, size_t len, double share)
-{
-	snprintf(buf, len, "%.1f%%", 100.0 * share);
-	return buf;
-}
-
-static const char *thread_str(char *buf, size_t len, const struct cc_side *sd)
-{
-	if (sd->main_tid == NO_TID)
-		snprintf(buf, len, "%" PRIu64, sd->main_samples);
-	else
-		snprintf(buf, len, "%" PRIu64 " (tid %" PRId64 "%s%s)", sd->main_samples,
-			 sd->main_tid, *sd->main_thread ? " " : "", sd->main_thread);
-	return buf;
-}
-
-static const char *window_str(char *buf, size_t len, const struct cc_side *sd)
-{
-	if (sd->window_ns > 0)
-		snprintf(buf, len, "%.3f s", (double)sd->window_ns / 1e9);
-	else
-		snprintf(buf, len, "-");
-	return buf;
-}
-
-static const char *period_str(char *buf, size_t len, const struct cc_side *sd)
-{
-	if (sd->period <= 0)
-		snprintf(buf, len, "-");
-	else if (!strcmp(sd->period_unit, "nanoseconds"))
-		snprintf(buf, len, "%.3f ms (%.0f Hz)", (double)sd->period / 1e6,
-			 1e9 / (double)sd->period);
-	else
-		snprintf(buf, len, "%" PRId64 " %s", sd->period, sd->period_unit);
-	return buf;
-}
-
-static const char *rate_str(char *buf, size_t len, const struct cc_side *sd)
-{
-	if (isnan(sd->rate_hz))
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.1f Hz", sd->rate_hz);
-	return buf;
-}
-
-static void row(FILE *f, const char *what, const char *a, const char *b)
-{
-	fprintf(f, "  %-24s %-30s %s\n", what, a, b);
-}
-
-static void print_sides(const struct crosscheck_report *r, FILE *f)
-{
-	const struct cc_side *a = &r->side[0], *b = &r->side[1];
-	char x[128], y[128], p1[32], p2[32];
-
-	row(f, "", "isoprof", "V8");
-	snprintf(x, sizeof(x), "%" PRIu64, a->samples);
-	snprintf(y, sizeof(y), "%" PRIu64, b->samples);
-	row(f, "samples", x, y);
-	row(f, "on the isolate's thread", thread_str(x, sizeof(x), a), thread_str(y, sizeof(y), b));
-	row(f, "window", window_str(x, sizeof(x), a), window_str(y, sizeof(y), b));
-	row(f, "period", period_str(x, sizeof(x), a), period_str(y, sizeof(y), b));
-	row(f, "effective rate", rate_str(x, sizeof(x), a), rate_str(y, sizeof(y), b));
-	if (b->median_delta_ns > 0) {
-		snprintf(y, sizeof(y), "%.3f ms", (double)b->median_delta_ns / 1e6);
-		row(f, "median sample interval", "-", y);
-	}
-	snprintf(x, sizeof(x), "%" PRIu64 " (%s)", a->js, pct(p1, sizeof(p1), a->js, a->samples));
-	snprintf(y, sizeof(y), "%" PRIu64 " (%s)", b->js, pct(p2, sizeof(p2), b->js, b->samples));
-	row(f, "JS samples", x, y);
-	if (a->js_unattributed || b->js_unattributed) {
-		snprintf(x, sizeof(x), "%" PRIu64, a->js_unattributed);
-		snprintf(y, sizeof(y), "%" PRIu64, b->js_unattributed);
-		row(f, "JS class, no JS frame", x, y);
-	}
-}
-
-static void rank_str(char *buf, size_t len, const struct cc_fn *fn, int side)
-{
-	if (fn->rank[side])
-		snprintf(buf, len, "%5.1f%% %3zu", 100.0 * fn->share[side], fn->rank[side]);
-	else
-		snprintf(buf, len, "%6s %3s", "-", "-");
-}
-
-static void print_top(const struct crosscheck_report *r, FILE *f)
-{
-	char a[32], b[32];
-	double diff;
-
-	fprintf(f, "\nTop %zu JS functions by self share on either side (share of JS samples, "
-		"rank)\n", r->top);
-	fprintf(f, "  %-10s  %-10s  %7s  %s\n", "isoprof", "V8", "diff", "function");
-	for (size_t i = 0; i < r->ntop_rows; i++) {
-		const struct cc_fn *fn = &r->fns[r->top_rows[i]];
-
-		rank_str(a, sizeof(a), fn, 0);
-		rank_str(b, sizeof(b), fn, 1);
-		diff = 100.0 * (fn->share[0] - fn->share[1]);
-		/* no "-0.0" for a difference that rounds away */
-		fprintf(f, "  %-10s  %-10s  %+6.1f  %s\n", a, b, fabs(diff) < 0.05 ? 0.0 : diff,
-			fn->display);
-	}
-}
-
-static void print_only(const struct crosscheck_report *r, FILE *f)
-{
-	char s[32];
-
-	for (int side = 0; side < 2; side++) {
-		fprintf(f, "\nSeen by %s only (>= %.1f%% there, none on the other side):%s\n",
-			side_names[side], 100 * CROSSCHECK_ONLY_SHARE,
-			r->nonly[side] ? "" : " none");
-		for (size_t i = 0; i < r->nonly[side]; i++) {
-			const struct cc_fn *fn = &r->fns[r->only[side][i]];
-
-			fprintf(f, "  %7s  %s\n", share_str(s, sizeof(s), fn->share[side]),
-				fn->display);
-		}
-	}
-}
-
-static void print_classes(const struct crosscheck_report *r, FILE *f)
-{
-	static const enum cc_class rows[] = {
-		CC_JS, CC_BUILTIN, CC_GC, CC_V8_RUNTIME, CC_NATIVE, CC_KERNEL, CC_IDLE,
-	};
-	const struct cc_side *a = &r->side[0], *b = &r->side[1];
-	char x[32], y[32], z[32];
-
-	fprintf(f, "\nWhere the time goes (share of each side's samples)\n");
-	fprintf(f, "  %-26s %14s %12s %8s\n", "class", "isoprof thread", "isoprof all",
-		"V8");
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		enum cc_class c = rows[i];
-
-		fprintf(f, "  %-26s %14s %12s %8s\n", cc_names[c],
-			pct(x, sizeof(x), a->cls_main[c], a->main_samples),
-			pct(y, sizeof(y), a->cls_all[c], a->samples),
-			pct(z, sizeof(z), b->cls_all[c], b->samples));
-	}
-	if (a->cls_all[CC_OTHER] || b->cls_all[CC_OTHER])
-		fprintf(f, "  %-26s %14s %12s %8s\n", "other / unlabelled",
-			pct(x, sizeof(x), a->cls_main[CC_OTHER], a->main_samples),
-			pct(y, sizeof(y), a->cls_all[CC_OTHER], a->samples),
-			pct(z, sizeof(z), b->cls_all[CC_OTHER], b->samples));
-	fprintf(f, "  %-26s %14s %12s %8s\n", "rooted at (program)",
-		pct(x, sizeof(x), a->program_root_main, a->main_samples), "",
-		pct(z, sizeof(z), b->program_root_main, b->main_samples));
-	fprintf(f, "  (V8 calls gc \"(garbage collector)\" and idle \"(idle)\"; its \"(program)\" "
-		"is time\n   outside JS, which isoprof splits into builtin, runtime, native and "
-		"kernel)\n");
-}
-
-static void print_threads(const struct crosscheck_report *r, FILE *f)
-{
-	const struct cc_side *a = &r->side[0];
-	char x[32], y[32];
-
-	fprintf(f, "\nisoprof samples on other threads than the isolate's:%s\n",
-		a->nthreads ? "" : " none");
-	if (!a->nthreads)
-		return;
-	fprintf(f, "  %-24s %6s %9s %8s %8s\n", "thread", "tids", "samples", "share", "gc");
-	for (size_t i = 0; i < a->nthreads; i++) {
-		const struct cc_thread *t = &a->threads[i];
-
-		fprintf(f, "  %-24s %6zu %9" PRIu64 " %8s %8s\n", *t->name ? t->name : "?",
-			t->ntids, t->samples, pct(x, sizeof(x), t->samples, a->samples),
-			pct(y, sizeof(y), t->gc, t->samples));
-	}
-}
-
-int crosscheck__print_text(const struct crosscheck_report *r, FILE *f)
-{
-	char rho[32];
-
-	fprintf(f, "isoprof crosscheck: isoprof's profile vs V8's CPU profiler\n");
-	for (int side = 0; side < 2; side++)
-		if (*r->side[side].name)
-			fprintf(f, "  %-8s %s\n", side == 0 ? "isoprof:" : "V8:",
-				r->side[side].name);
-	for (size_t i = 0; i < r->nnotes; i++)
-		fprintf(f, "  note: %s\n", r->notes[i]);
-	fputc('\n', f);
-	print_sides(r, f);
-	print_top(r, f);
-	if (isnan(r->rho))
-		snprintf(rho, sizeof(rho), "n/a");
-	else
-		snprintf(rho, sizeof(rho), "%.3f", r->rho);
-	fprintf(f, "\nTotal variation distance over JS self shares: %.3f "
-		"(0 = same, 1 = disjoint)\n", r->tvd);
-	if (fabs(r->tvd_physical - r->tvd) >= 0.0005 ||
-	    r->same_top_physical != r->same_top)
-		fprintf(f, "  ... with isoprof's inlined functions charged to their caller: %.3f, "
-			"top %s vs %s\n", r->tvd_physical,
-			r->top_physical[0] ? r->top_physical[0]->display : "-",
-			r->top_physical[1] ? r->top_physical[1]->display : "-");
-	if (r->side[CROSSCHECK_ISOPROF].js_osr && !isnan(r->tvd_no_osr))
-		fprintf(f, "  ... and with isoprof's samples in OSR code charged to the caller: %.3f, "
-			"top %s vs %s\n", r->tvd_no_osr,
-			r->top_no_osr[0] ? r->top_no_osr[0]->display : "-",
-			r->top_no_osr[1] ? r->top_no_osr[1]->display : "-");
-	fprintf(f, "Spearman rank correlation over the top %zu by mean share: %s\n", r->rho_n,
-		rho);
-	print_only(r, f);
-	print_classes(r, f);
-	print_threads(r, f);
-	fprintf(f, "\nVerdict: %s\n", r->verdict);
-	return ferror(f) ? -EIO : 0;
-}
-
-/* ---- JSON ----------------------------------------------------------------- */
-
-static int put(struct json_object *o, const char *key, struct json_object *v)
-{
-	if (!v)
-		return -ENOMEM;
-	if (json_object_object_add(o, key, v)) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int append(struct json_object *a, struct json_object *v)
-{
-	if (!a || !v)
-		return -ENOMEM;
-	if (json_object_array_add(a, v)) {
-		json_object_put(v);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-/* NaN and infinities are not JSON: they become null (a NULL json_object). */
-static int put_num(struct json_object *o, const char *key, double v)
-{
-	if (isnan(v) || isinf(v))
-		return json_object_object_add(o, key, NULL) ? -ENOMEM : 0;
-	return put(o, key, json_object_new_double(v));
-}
-
-static struct json_object *json_fn(const struct cc_fn *fn, int side)
-{
-	struct json_object *o = json_object_new_object();
-	int err = 0;
-
-	if (!o)
-		return NULL;
-	err |= put(o, "function", json_object_new_string(fn->name));
-	err |= put(o, "file", json_object_new_string(fn->file));
-	if (fn->line)
-		err |= put(o, "start_line", json_object_new_int64(fn->line));
-	err |= put(o, "display", json_object_new_string(fn->display));
-	for (int s = 0; s < 2; s++) {
-		if (side >= 0 && s != side)
-			continue;
-		err |= put_num(o, s == 0 ? "isoprof_share" : "v8_share", fn->share[s]);
-		err |= put(o, s == 0 ? "isoprof_samples" : "v8_samples",
-			   json_object_new_uint64(fn->count[s]));
-		if (fn->rank[s])
-			err |= put(o, s == 0 ? "isoprof_rank" : "v8_rank",
-				   json_object_new_uint64(fn->rank[s]));
-	}
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-static struct json_object *json_classes(const uint64_t *cls, uint64_t total)
-{
-	struct json_object *o = json_object_new_object();
-	int err = 0;
-
-	if (!o)
-		return NULL;
-	for (int c = 0; c < NR_CC; c++)
-		err |= put_num(o, cc_names[c], total ? (double)cls[c] / (double)total : NAN);
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-static struct json_object *json_side(const struct crosscheck_report *r, int side)
-{
-	const struct cc_side *sd = &r->side[side];
-	struct json_object *o = json_object_new_object(), *a;
-	int err = 0;
-
-	if (!o)
-		return NULL;
-	err |= put(o, "file", json_object_new_string(sd->name));
-	err |= put(o, "samples", json_object_new_uint64(sd->samples));
-	err |= put(o, "pprof_samples", json_object_new_uint64(sd->pprof_samples));
-	err |= put(o, "window_ns", json_object_new_int64(sd->window_ns));
-	err |= put(o, "period", json_object_new_int64(sd->period));
-	err |= put(o, "period_type", json_object_new_string(sd->period_type));
-	err |= put(o, "period_unit", json_object_new_string(sd->period_unit));
-	err |= put_num(o, "rate_hz", sd->rate_hz);
-	if (sd->main_tid != NO_TID)
-		err |= put(o, "main_tid", json_object_new_int64(sd->main_tid));
-	err |= put(o, "main_thread", json_object_new_string(sd->main_thread));
-	err |= put(o, "main_thread_samples", json_object_new_uint64(sd->main_samples));
-	err |= put(o, "js_samples", json_object_new_uint64(sd->js));
-	err |= put(o, "js_unattributed_samples", json_object_new_uint64(sd->js_unattributed));
-	err |= put(o, "isolates", json_object_new_uint64(sd->nisolates));
-	err |= put_num(o, "samples_per_timer_tick", sd->ticks_ratio);
-	err |= put(o, "deoptimizer_samples_main_thread", json_object_new_uint64(sd->deopt_main));
-	if (sd->median_delta_ns > 0)
-		err |= put(o, "median_interval_ns", json_object_new_int64(sd->median_delta_ns));
-	err |= put(o, "class_shares_main_thread", json_classes(sd->cls_main, sd->main_samples));
-	err |= put(o, "class_shares", json_classes(sd->cls_all, sd->samples));
-	err |= put_num(o, "program_root_share_main_thread",
-		       sd->main_samples ? (double)sd->program_root_main / (double)sd->main_samples
-					: NAN);
-	a = json_object_new_array();
-	err |= put(o, "top", a);
-	for (size_t i = 0; a && i < sd->norder && i < r->top; i++)
-		err |= append(a, json_fn(&r->fns[sd->order[i]], -1));
-	a = json_object_new_array();
-	err |= put(o, "only_here", a);
-	for (size_t i = 0; a && i < r->nonly[side]; i++)
-		err |= append(a, json_fn(&r->fns[r->only[side][i]], side));
-	if (side == CROSSCHECK_ISOPROF) {
-		a = json_object_new_array();
-		err |= put(o, "other_threads", a);
-		for (size_t i = 0; a && i < sd->nthreads; i++) {
-			const struct cc_thread *t = &sd->threads[i];
-			struct json_object *th = json_object_new_object();
-
-			if (append(a, th)) {
-				err = -ENOMEM;
-				break;
-			}
-			err |= put(th, "thread", json_object_new_string(t->name));
-			err |= put(th, "tids", json_object_new_uint64(t->ntids));
-			err |= put(th, "samples", json_object_new_uint64(t->samples));
-			err |= put_num(th, "share", sd->samples ? (double)t->samples /
-								  (double)sd->samples : NAN);
-			err |= put_num(th, "gc_share", t->samples ? (double)t->gc /
-								    (double)t->samples : NAN);
-		}
-	}
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
-}
-
-int crosscheck__print_json(const struct crosscheck_report *r, FILE *f)
-{
-	struct json_object *o = json_object_new_object(), *a;
-	int err = 0;
-
-	if (!o)
-		return -ENOMEM;
-	err |= put(o, "isoprof", json_side(r, 0));
-	err |= put(o, "v8", json_side(r, 1));
-	err |= put_num(o, "tvd", r->tvd);
-	err |= put_num(o, "spearman", r->rho);
-	err |= put(o, "spearman_n", json_object_new_uint64(r->rho_n));
-	a = json_object_new_array();
-	err |= put(o, "functions", a);
-	for (size_t i = 0; a && i < r->ntop_rows; i++)
-		err |= append(a, json_fn(&r->fns[r->top_rows[i]], -1));
-	err |= put(o, "top_isoprof", json_object_new_string(crosscheck_report__top_function(r, 0)));
-	err |= put(o, "top_v8", json_object_new_string(crosscheck_report__top_function(r, 1)));
-	err |= put(o, "same_top", json_object_new_boolean(r->side[0].order[0] ==
-							  r->side[1].order[0]));
-	err |= put(o, "agree", json_object_new_boolean(r->agree));
-	err |= put_num(o, "tvd_physical", r->tvd_physical);
-	err |= put(o, "top_physical_isoprof",
-		   json_object_new_string(r->top_physical[0] ? r->top_physical[0]->display : ""));
-	err |= put(o, "top_physical_v8",
-		   json_object_new_string(r->top_physical[1] ? r->top_physical[1]->display : ""));
-	err |= put(o, "same_top_physical", json_object_new_boolean(r->same_top_physical));
-	err |= put(o, "agree_physical",
-		   json_object_new_boolean(crosscheck_report__agree_physical(r)));
-	err |= put_num(o, "tvd_no_osr", r->tvd_no_osr);
-	err |= put(o, "top_no_osr_isoprof",
-		   json_object_new_string(r->top_no_osr[0] ? r->top_no_osr[0]->display : ""));
-	err |= put(o, "top_no_osr_v8",
-		   json_object_new_string(r->top_no_osr[1] ? r->top_no_osr[1]->display : ""));
-	err |= put(o, "same_top_no_osr", json_object_new_boolean(r->same_top_no_osr));
-	err |= put(o, "agree_no_osr", json_object_new_boolean(crosscheck_report__agree_no_osr(r)));
-	err |= put(o, "v8_deopt_inflated", json_object_new_boolean(r->v8_deopt_inflated));
-	err |= put(o, "verdict", json_object_new_string(r->verdict));
-	err |= put(o, "roles_guessed", json_object_new_boolean(r->roles_guessed));
-	a = json_object_new_array();
-	err |= put(o, "notes", a);
-	for (size_t i = 0; a && i < r->nnotes; i++)
-		err |= append(a, json_object_new_string(r->notes[i]));
-	if (!err) {
-		const char *s = json_object_to_json_string_ext(
-			o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);
-
-		if (!s)
-			err = -ENOMEM;
-		else if (fprintf(f, "%s\n", s) < 0)
-			err = -EIO;
-	}
-	json_object_put(o);
-	return err ? (err == -EIO ? -EIO : -ENOMEM) : 0;
-}
-
 /* ---- Loading -------------------------------------------------------------- */
 
 bool crosscheck__is_v8_profile(const struct pprof_profile *p)
 {
-	const Perftools__Profiles__Profile *pb = pprof_profile__proto(p);
-
-	for (size_t i = 0; i < pb->n_comment; i++)
-		if (strstr(pprof_profile__string(p, pb->comment[i]), V8_SOURCE_COMMENT))
-			return true;
-	return false;
+	return v8_cpu_profile__converted(p);
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* Either input: a pprof file, or V8's .cpuprofile. */
+#define INPUT_FORMATS (PROFILE_FORMAT_BIT(PROFILE_PPROF) | PROFILE_FORMAT_BIT(PROFILE_CPUPROFILE))
+
+/* The profile in pf's bytes (taken from pf) and what the V8 side needs to know of it. */
+static int load(struct profile_file *pf, struct pprof_profile **out, bool *is_v8,
+		int64_t *median_delta_ns, char *err, size_t errlen)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	int ret = profile_file__parse(pf, INPUT_FORMATS, err, errlen);
 
-	return (x > y) - (x < y);
-}
-
-/* Median of the time deltas in ns, 0 when there are none (or no memory to sort them). */
-static int64_t median_delta(const struct v8_cpu_profile *cp)
-{
-	int64_t *d, m;
-
-	if (!cp->time_deltas || !cp->nsamples)
-		return 0;
-	d = malloc(cp->nsamples * sizeof(*d));
-	if (!d)
-		return 0;
-	memcpy(d, cp->time_deltas, cp->nsamples * sizeof(*d));
-	qsort(d, cp->nsamples, sizeof(*d), cmp_i64);
-	m = d[cp->nsamples / 2];
-	free(d);
-	if (m <= 0 || m > INT64_MAX / 1000)
-		return 0;
-	return m * 1000;
-}
-
-static int load_cpuprofile(const uint8_t *data, size_t len, struct pprof_profile **out,
-			   int64_t *median_delta_ns, char *err, size_t errlen)
-{
-	struct v8_pprof_opts opts = { 0 };
-	struct v8_cpu_profile *cp = NULL;
-	struct pprof_builder *b = NULL;
-	uint8_t *buf = NULL;
-	size_t blen = 0;
-	int ret;
-
-	ret = v8_cpu_profile__parse((const char *)data, len, &cp, err, errlen);
+	if (!ret)
+		ret = profile_file__profile(pf, err, errlen);
 	if (ret)
 		return ret;
-	if (median_delta_ns)
-		*median_delta_ns = median_delta(cp);
-	ret = v8_cpu_profile__to_pprof(cp, &opts, &b);
-	if (!ret)
-		ret = pprof_builder__serialize(b, false, &buf, &blen);
-	if (ret)
-		errmsg__set(err, errlen, "converting the .cpuprofile to pprof: %s", strerror(-ret));
-	else
-		ret = pprof_profile__parse(buf, blen, out, err, errlen);
-	free(buf);
-	pprof_builder__free(b);
-	v8_cpu_profile__free(cp);
-	return ret;
+	*is_v8 = profile_file__is_v8_cpu(pf);
+	if (median_delta_ns && pf->cpu) {
+		int64_t m = v8_cpu_profile__median_delta_us(pf->cpu);
+
+		*median_delta_ns = m > 0 && m <= INT64_MAX / 1000 ? m * 1000 : 0;
+	}
+	*out = pf->prof;
+	pf->prof = NULL;
+	return 0;
 }
 
 int crosscheck__load_buffer(const uint8_t *data, size_t len, struct pprof_profile **out,
 			    bool *is_v8, int64_t *median_delta_ns, char *err, size_t errlen)
 {
-	size_t i = 0;
+	struct profile_file pf = { 0 };
 	int ret;
 
 	*out = NULL;
 	*is_v8 = false;
 	if (median_delta_ns)
 		*median_delta_ns = 0;
-	if (!len) {
-		errmsg__set(err, errlen, "empty file");
-		return -EINVAL;
-	}
-	while (i < len && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r'))
-		i++;
-	if (i < len && data[i] == '{') {
-		ret = load_cpuprofile(data, len, out, median_delta_ns, err, errlen);
-		*is_v8 = !ret;
-		return ret;
-	}
-	ret = pprof_profile__parse(data, len, out, err, errlen);
+	ret = profile_file__set_data(&pf, data, len, err, errlen);
 	if (!ret)
-		*is_v8 = crosscheck__is_v8_profile(*out);
-	return ret;
-}
-
-static int read_all(const char *path, uint8_t **out, size_t *len, char *err, size_t errlen)
-{
-	size_t cap = 1 << 16, n = 0;
-	uint8_t *buf = malloc(cap);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	int ret = 0;
-
-	if (fd < 0 || !buf) {
-		ret = fd < 0 ? -errno : -ENOMEM;
-		goto fail;
-	}
-	for (;;) {
-		ssize_t got;
-
-		if (n == cap) {
-			uint8_t *g;
-
-			if (cap >= PPROF_MAX_DECOMPRESSED) {
-				ret = -EFBIG;
-				goto fail;
-			}
-			g = realloc(buf, cap * 2);
-			if (!g) {
-				ret = -ENOMEM;
-				goto fail;
-			}
-			buf = g;
-			cap *= 2;
-		}
-		got = read(fd, buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			ret = -errno;
-			goto fail;
-		}
-		if (!got)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	*out = buf;
-	*len = n;
-	return 0;
-fail:
-	errmsg__set(err, errlen, "%s", ret == -EFBIG ? "file larger than 1 GiB" : strerror(-ret));
-	if (fd >= 0)
-		close(fd);
-	free(buf);
+		ret = load(&pf, out, is_v8, median_delta_ns, err, errlen);
+	profile_file__release(&pf);
 	return ret;
 }
 
 int crosscheck__load(const char *path, struct pprof_profile **out, bool *is_v8,
 		     int64_t *median_delta_ns, char *err, size_t errlen)
 {
-	uint8_t *data = NULL;
-	size_t len = 0;
+	struct profile_file pf = { 0 };
 	int ret;
 
 	*out = NULL;
 	*is_v8 = false;
-	ret = read_all(path, &data, &len, err, errlen);
-	if (ret)
-		return ret;
-	ret = crosscheck__load_buffer(data, len, out, is_v8, median_delta_ns, err, errlen);
-	free(data);
+	if (median_delta_ns)
+		*median_delta_ns = 0;
+	ret = profile_file__read(&pf, path, err, errlen);
+	if (!ret)
+		ret = load(&pf, out, is_v8, median_delta_ns, err, errlen);
+	profile_file__release(&pf);
 	return ret;
 }

@@ -7,7 +7,8 @@
  * thread, isolate; synthetic "(program)", "(garbage collector)", "(idle)"
  * frames at the root of stacks) and V8's, converted from a .cpuprofile
  * (one sample per V8 sample, synthetic frames as single-frame stacks).
- * crosscheck__load() reads either kind of file and tells which it is.
+ * crosscheck__load() reads either kind of file and tells which it is
+ * (through proto/profile_file.h).
  *
  * JS self shares.  A sample counts for one JS function: walking its stack
  * from the leaf, V8 code stubs (builtins, bytecode handlers, IC and other
@@ -32,6 +33,9 @@
  * CROSSCHECK_MIN_TIMER_NS), a verdict other than a plain "agree" says
  * V8's samples are mostly deoptimizations, and a note gives the numbers; isoprof's share of
  * the isolate's thread in the deoptimizer gets a note from 1%.
+ *
+ * crosscheck.c computes the report, crosscheck_text.c and
+ * crosscheck_json.c print it (crosscheck_int.h is what they share).
  *
  * Ownership: the report copies what it keeps; the profiles may be freed
  * after crosscheck__compute().  Errors: -ENOMEM; -ENODATA when a side has
@@ -105,7 +109,7 @@ const char *crosscheck_report__verdict(const struct crosscheck_report *r);
 const char *crosscheck_report__top_function(const struct crosscheck_report *r,
 					    enum crosscheck_side side);
 
-/* Does the profile say it came from V8's profiler (a "source: V8 CPU profiler" comment)? */
+/* Does the profile say it came from V8's profiler?  (v8_cpu_profile__converted()) */
 bool crosscheck__is_v8_profile(const struct pprof_profile *p);
 
 /*

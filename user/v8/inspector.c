@@ -14,8 +14,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "user/v8/websocket.h"
+#include "lib/http.h"
+#include "lib/json.h"
 #include "lib/monotime.h"
+#include "user/v8/websocket.h"
 
 #define HTTP_MAX_HEADER (16u << 10)
 /* Raw bytes read for one response: the body cap plus chunk framing. */
@@ -96,11 +98,6 @@ int inspector__parse_hostport(const char *hostport, struct inspector_addr *addr,
 
 /* ---- HTTP ---- */
 
-static bool is_ows(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
 static const char *find_crlf(const char *p, const char *end)
 {
 	return memmem(p, (size_t)(end - p), "\r\n", 2);
@@ -131,7 +128,7 @@ static int dechunk(const char *b, size_t len, char *out, size_t *out_len, char *
 				       (size_t)(isdigit((unsigned char)*q) ? *q - '0' :
 						tolower((unsigned char)*q) - 'a' + 10);
 		}
-		if (q == p || (q < eol && *q != ';' && !is_ows(*q))) {
+		if (q == p || (q < eol && *q != ';' && !http__is_ows(*q))) {
 			errmsg__set(err, errlen, "HTTP: malformed chunk size");
 			return -EPROTO;
 		}
@@ -175,129 +172,147 @@ static int status_error(const char *line, size_t len, char *err, size_t errlen)
 	return -EPROTO;
 }
 
+/* How the body is framed. */
+struct framing {
+	bool chunked;
+	bool have_clen;
+	size_t clen;
+};
+
+static int parse_content_length(const struct http_field *f, struct framing *fr, char *err,
+				 size_t errlen)
+{
+	size_t n = 0;
+
+	if (!f->value_len)
+		goto bad;
+	for (size_t i = 0; i < f->value_len; i++) {
+		if (f->value[i] < '0' || f->value[i] > '9')
+			goto bad;
+		n = n * 10 + (size_t)(f->value[i] - '0');
+		if (n > INSPECTOR_MAX_HTTP_BODY) {
+			errmsg__set(err, errlen, "HTTP: body over %u bytes", INSPECTOR_MAX_HTTP_BODY);
+			return -EMSGSIZE;
+		}
+	}
+	if (fr->have_clen && n != fr->clen)
+		goto bad;
+	fr->clen = n;
+	fr->have_clen = true;
+	return 0;
+bad:
+	errmsg__set(err, errlen, "HTTP: bad Content-Length");
+	return -EPROTO;
+}
+
+/* Content-Length and Transfer-Encoding from the header. */
+static int parse_framing(const struct http_response *h, struct framing *fr, char *err,
+			 size_t errlen)
+{
+	struct http_field f;
+	size_t pos = 0;
+	int rc;
+
+	while ((rc = http__next_field(h, &pos, &f)) > 0) {
+		if (http_field__is(&f, "Content-Length")) {
+			rc = parse_content_length(&f, fr, err, errlen);
+			if (rc)
+				return rc;
+		} else if (http_field__is(&f, "Transfer-Encoding")) {
+			/* We sent no TE: chunked is the only coding a server may use. */
+			if (f.value_len != 7 || strncasecmp(f.value, "chunked", 7) != 0) {
+				errmsg__set(err, errlen, "HTTP: unsupported Transfer-Encoding");
+				return -EPROTO;
+			}
+			fr->chunked = true;
+		}
+	}
+	if (rc < 0) {
+		errmsg__set(err, errlen, "HTTP: malformed header line");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+/*
+ * The body's length once it has all arrived: 1 and *out_len, 0 for more,
+ * or an error (a body cut short at eof, or over the cap).
+ */
+static int body_length(const struct framing *fr, const char *b, size_t blen, bool eof,
+		       size_t *out_len, char *err, size_t errlen)
+{
+	int rc;
+
+	if (fr->chunked) {
+		rc = dechunk(b, blen, NULL, out_len, err, errlen);
+		if (rc || !eof)
+			return rc;
+		errmsg__set(err, errlen, "HTTP: chunked body cut short");
+		return -EPROTO;
+	}
+	if (fr->have_clen) {
+		if (blen >= fr->clen) {
+			*out_len = fr->clen;
+			return 1;
+		}
+		if (!eof)
+			return 0;
+		errmsg__set(err, errlen, "HTTP: body cut short at %zu of %zu bytes", blen,
+			    fr->clen);
+		return -EPROTO;
+	}
+	if (blen > INSPECTOR_MAX_HTTP_BODY) {
+		errmsg__set(err, errlen, "HTTP: body over %u bytes", INSPECTOR_MAX_HTTP_BODY);
+		return -EMSGSIZE;
+	}
+	*out_len = blen;
+	return eof;
+}
+
 int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, size_t *body_len,
 			  char *err, size_t errlen)
 {
-	const char *hend, *line, *eol, *b;
-	size_t scan = len < HTTP_MAX_HEADER ? len : HTTP_MAX_HEADER, blen, clen = 0, out_len = 0;
-	bool chunked = false, have_clen = false;
+	struct framing fr = { 0 };
+	struct http_response h;
+	size_t blen, out_len = 0;
+	const char *b;
 	int rc;
 
 	*body = NULL;
 	*body_len = 0;
-	hend = memmem(buf, scan, "\r\n\r\n", 4);
-	if (!hend) {
-		if (len >= HTTP_MAX_HEADER) {
-			errmsg__set(err, errlen, "HTTP: header over %u bytes", HTTP_MAX_HEADER);
-			return -EMSGSIZE;
-		}
-		if (eof) {
-			errmsg__set(err, errlen, "HTTP: connection closed before the end of the header");
-			return -EPROTO;
-		}
-		return 0;
+	rc = http__parse_response(buf, len, HTTP_MAX_HEADER, &h);
+	if (rc == -EMSGSIZE) {
+		errmsg__set(err, errlen, "HTTP: header over %u bytes", HTTP_MAX_HEADER);
+		return rc;
 	}
-	eol = find_crlf(buf, hend + 2);
-	if (eol - buf < 12 || memcmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ')
-		return status_error(buf, (size_t)(eol - buf), err, errlen);
-	if (memcmp(buf + 9, "200", 3) != 0 || (eol - buf > 12 && buf[12] != ' '))
-		return status_error(buf, (size_t)(eol - buf), err, errlen);
-
-	for (line = eol + 2; line < hend + 2; line = eol + 2) {
-		const char *colon, *v, *ve;
-		size_t nlen;
-
-		eol = find_crlf(line, hend + 2);
-		colon = memchr(line, ':', (size_t)(eol - line));
-		if (!colon || colon == line || is_ows(*line)) {
-			errmsg__set(err, errlen, "HTTP: malformed header line");
-			return -EPROTO;
-		}
-		nlen = (size_t)(colon - line);
-		v = colon + 1;
-		ve = eol;
-		while (v < ve && is_ows(*v))
-			v++;
-		while (ve > v && is_ows(ve[-1]))
-			ve--;
-		if (nlen == 14 && !strncasecmp(line, "Content-Length", 14)) {
-			size_t n = 0;
-			const char *q;
-
-			if (v == ve)
-				goto bad_clen;
-			for (q = v; q < ve; q++) {
-				if (*q < '0' || *q > '9')
-					goto bad_clen;
-				n = n * 10 + (size_t)(*q - '0');
-				if (n > INSPECTOR_MAX_HTTP_BODY) {
-					errmsg__set(err, errlen, "HTTP: body over %u bytes",
-					       INSPECTOR_MAX_HTTP_BODY);
-					return -EMSGSIZE;
-				}
-			}
-			if (have_clen && n != clen)
-				goto bad_clen;
-			clen = n;
-			have_clen = true;
-		} else if (nlen == 17 && !strncasecmp(line, "Transfer-Encoding", 17)) {
-			/* We sent no TE: chunked is the only coding a server may use. */
-			if ((size_t)(ve - v) != 7 || strncasecmp(v, "chunked", 7) != 0) {
-				errmsg__set(err, errlen, "HTTP: unsupported Transfer-Encoding");
-				return -EPROTO;
-			}
-			chunked = true;
-		}
-	}
-	b = hend + 4;
-	blen = len - (size_t)(b - buf);
-
-	if (chunked) {
-		rc = dechunk(b, blen, NULL, &out_len, err, errlen);
-		if (rc < 0)
-			return rc;
-		if (!rc) {
-			if (eof) {
-				errmsg__set(err, errlen, "HTTP: chunked body cut short");
-				return -EPROTO;
-			}
-			return 0;
-		}
-	} else if (have_clen) {
-		if (blen < clen) {
-			if (eof) {
-				errmsg__set(err, errlen, "HTTP: body cut short at %zu of %zu bytes",
-				       blen, clen);
-				return -EPROTO;
-			}
-			return 0;
-		}
-		out_len = clen;
-	} else {
-		if (blen > INSPECTOR_MAX_HTTP_BODY) {
-			errmsg__set(err, errlen, "HTTP: body over %u bytes", INSPECTOR_MAX_HTTP_BODY);
-			return -EMSGSIZE;
-		}
+	if (rc == -EAGAIN) {
 		if (!eof)
 			return 0;
-		out_len = blen;
+		errmsg__set(err, errlen, "HTTP: connection closed before the end of the header");
+		return -EPROTO;
 	}
+	if (rc || h.status != 200)
+		return status_error(h.status_line, h.status_line_len, err, errlen);
+	rc = parse_framing(&h, &fr, err, errlen);
+	if (rc)
+		return rc;
+	b = buf + h.header_len;
+	blen = len - h.header_len;
+	rc = body_length(&fr, b, blen, eof, &out_len, err, errlen);
+	if (rc <= 0)
+		return rc;
 	*body = malloc(out_len + 1);
 	if (!*body) {
 		errmsg__set(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	if (chunked)
+	if (fr.chunked)
 		dechunk(b, blen, *body, &out_len, NULL, 0);
 	else
 		memcpy(*body, b, out_len);
 	(*body)[out_len] = '\0';
 	*body_len = out_len;
 	return 1;
-
-bad_clen:
-	errmsg__set(err, errlen, "HTTP: bad Content-Length");
-	return -EPROTO;
 }
 
 int inspector__http_get(const char *hostport, const char *path, int timeout_ms, char **body,
@@ -390,11 +405,7 @@ out:
 
 static const char *str_field(json_object *o, const char *key)
 {
-	json_object *v;
-
-	if (json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string))
-		return json_object_get_string(v);
-	return NULL;
+	return json__str(json__member(o, key));
 }
 
 /* A request path we are willing to put on the wire. */
@@ -711,6 +722,7 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 	json_object *req = NULL;
 	char werr[200];
 	const char *text;
+	size_t text_len;
 	int rc;
 
 	if (result)
@@ -721,21 +733,15 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 	}
 	id = ++s->next_id;
 	req = json_object_new_object();
-	if (!req || json_object_object_add(req, "id", json_object_new_int64(id)) ||
-	    json_object_object_add(req, "method", json_object_new_string(method)) ||
-	    (params && json_object_object_add(req, "params", json_object_get(params)))) {
+	if (json__put(req, "id", json_object_new_int64(id)) ||
+	    json__put(req, "method", json_object_new_string(method)) ||
+	    (params && json__put(req, "params", json_object_get(params))) ||
+	    !(text = json__dump(req, false, &text_len))) {
 		json_object_put(req);
 		errmsg__set(err, errlen, "%s: out of memory", method);
 		return -ENOMEM;
 	}
-	text = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN |
-					      JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!text) {
-		json_object_put(req);
-		errmsg__set(err, errlen, "%s: out of memory", method);
-		return -ENOMEM;
-	}
-	rc = ws__send_text(s->ws, text, strlen(text), timeout_ms, werr, sizeof(werr));
+	rc = ws__send_text(s->ws, text, text_len, timeout_ms, werr, sizeof(werr));
 	json_object_put(req);
 	if (rc < 0)
 		goto fail;

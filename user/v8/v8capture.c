@@ -6,11 +6,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <json-c/json.h>
-
+#include "lib/errmsg.h"
+#include "lib/json.h"
+#include "lib/monotime.h"
 #include "user/v8/inspector.h"
 #include "user/v8/v8capture.h"
-#include "lib/monotime.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
 /* Building a 50 s profile of a busy isolate takes V8 a while. */
@@ -34,7 +34,8 @@ static void target_fail(struct v8_target *t, int err, const char *what, const ch
 	if (t->err)
 		return;
 	t->err = err ? err : -EIO;
-	snprintf(t->errmsg, sizeof(t->errmsg), "%s: %s", what, why && *why ? why : strerror(-t->err));
+	errmsg__set(t->errmsg, sizeof(t->errmsg), "%s: %s", what,
+		    why && *why ? why : strerror(-t->err));
 }
 
 static int call(struct v8_capture *c, struct v8_target *t, const char *method,
@@ -69,9 +70,10 @@ static int prepare(struct v8_capture *c, struct v8_target *t)
 		return err;
 	t->enabled = true;
 	params = json_object_new_object();
-	if (!params)
+	if (json__put(params, "interval", json_object_new_int64(c->interval_us))) {
+		json_object_put(params);
 		return -ENOMEM;
-	json_object_object_add(params, "interval", json_object_new_int64(c->interval_us));
+	}
 	err = call(c, t, "Profiler.setSamplingInterval", params, 0, NULL);
 	json_object_put(params);
 	return err;
@@ -119,9 +121,9 @@ int v8_capture__add_process(struct v8_capture *c, pid_t pid, const char *hostpor
 
 	ret = v8_capture__connect_addr(hostport, addr, sizeof(addr));
 	if (ret) {
-		snprintf(err, errlen, "inspector %s: %s", hostport,
-			 ret == -EPERM ? "not a loopback address; isoprof only contacts loopback"
-				       : "not HOST:PORT");
+		errmsg__set(err, errlen, "inspector %s: %s", hostport,
+			    ret == -EPERM ? "not a loopback address; isoprof only contacts loopback"
+					  : "not HOST:PORT");
 		return ret;
 	}
 	ret = inspector__list(addr, c->timeout_ms, &list, &n, err, errlen);
@@ -167,6 +169,23 @@ int v8_capture__add_process(struct v8_capture *c, pid_t pid, const char *hostpor
 	return (int)added;
 }
 
+static struct json_object *heap_sampling_params(const struct v8_capture *c)
+{
+	struct json_object *params = json_object_new_object();
+	int err = 0;
+
+	err |= json__put(params, "samplingInterval",
+			 json_object_new_int64((int64_t)c->heap_interval));
+	/* allocations in the window, not only what survives until stop */
+	err |= json__put(params, "includeObjectsCollectedByMajorGC", json_object_new_boolean(1));
+	err |= json__put(params, "includeObjectsCollectedByMinorGC", json_object_new_boolean(1));
+	if (err) {
+		json_object_put(params);
+		return NULL;
+	}
+	return params;
+}
+
 size_t v8_capture__start(struct v8_capture *c)
 {
 	struct json_object *params;
@@ -179,18 +198,11 @@ size_t v8_capture__start(struct v8_capture *c)
 		if (t->err || !t->enabled)
 			continue;
 		if (c->type == V8_CAPTURE_HEAP) {
-			params = json_object_new_object();
+			params = heap_sampling_params(c);
 			if (!params) {
 				target_fail(t, -ENOMEM, "HeapProfiler.startSampling", NULL);
 				continue;
 			}
-			json_object_object_add(params, "samplingInterval",
-					       json_object_new_int64((int64_t)c->heap_interval));
-			/* allocations in the window, not only what survives until stop */
-			json_object_object_add(params, "includeObjectsCollectedByMajorGC",
-					       json_object_new_boolean(1));
-			json_object_object_add(params, "includeObjectsCollectedByMinorGC",
-					       json_object_new_boolean(1));
 			err = call(c, t, "HeapProfiler.startSampling", params, 0, NULL);
 			json_object_put(params);
 		} else {
@@ -221,8 +233,8 @@ size_t v8_capture__stop(struct v8_capture *c)
 		if (call(c, t, method, NULL, STOP_TIMEOUT_MS, &result))
 			continue;
 		t->stopped = true;
-		if (!result || !json_object_object_get_ex(result, "profile", &profile) ||
-		    !json_object_is_type(profile, json_type_object)) {
+		profile = json__member(result, "profile");
+		if (!json_object_is_type(profile, json_type_object)) {
 			target_fail(t, -EBADMSG, method, "the reply holds no profile");
 		} else {
 			t->profile = json_object_get(profile);

@@ -19,8 +19,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lib/sha1.h"
+#include "lib/array.h"
+#include "lib/http.h"
 #include "lib/monotime.h"
+#include "lib/sha1.h"
 
 /* RFC 6455 section 1.3 */
 static const char ws_guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -83,36 +85,51 @@ void ws__accept_key(const char *key, char accept[WS_ACCEPT_LEN])
 
 /* ---- opening handshake response ---- */
 
-static bool is_ows(char c)
+/* The status line: 101, else what the server said instead. */
+static int check_status(const struct http_response *h, int parsed, char *err, size_t errlen)
 {
-	return c == ' ' || c == '\t';
-}
+	char ex[64];
 
-/* Does a comma-separated header value hold token (case-insensitive)? */
-static bool has_token(const char *v, size_t vlen, const char *token)
-{
-	size_t tlen = strlen(token), i = 0;
-
-	while (i < vlen) {
-		size_t s, e;
-
-		while (i < vlen && (is_ows(v[i]) || v[i] == ','))
-			i++;
-		s = i;
-		while (i < vlen && v[i] != ',')
-			i++;
-		e = i;
-		while (e > s && is_ows(v[e - 1]))
-			e--;
-		if (e - s == tlen && !strncasecmp(v + s, token, tlen))
-			return true;
+	if (parsed == -EPROTO) {
+		errmsg__excerpt(ex, sizeof(ex), h->status_line, h->status_line_len);
+		errmsg__set(err, errlen, "handshake: not an HTTP status line: \"%s\"", ex);
+		return -EPROTO;
 	}
-	return false;
+	if (h->status == 101)
+		return 0;
+	errmsg__excerpt(ex, sizeof(ex), h->reason, h->reason_len);
+	errmsg__set(err, errlen, "handshake: server answered HTTP %d %s, not 101", h->status, ex);
+	return h->status == 404 ? -ENOENT : -EPROTO;
 }
 
-static bool name_is(const char *name, size_t nlen, const char *want)
+/* One header field of the answer; *upgrade, *connection, *naccept as seen so far. */
+static int check_field(const struct http_field *f, const char *want, bool *upgrade,
+		       bool *connection, int *naccept, char *err, size_t errlen)
 {
-	return nlen == strlen(want) && !strncasecmp(name, want, nlen);
+	char ex[64];
+
+	if (http_field__is(f, "Upgrade")) {
+		*upgrade = *upgrade || http__has_token(f->value, f->value_len, "websocket");
+	} else if (http_field__is(f, "Connection")) {
+		*connection = *connection || http__has_token(f->value, f->value_len, "upgrade");
+	} else if (http_field__is(f, "Sec-WebSocket-Accept")) {
+		if (f->value_len != WS_ACCEPT_LEN - 1 ||
+		    memcmp(f->value, want, WS_ACCEPT_LEN - 1) != 0) {
+			errmsg__excerpt(ex, sizeof(ex), f->value, f->value_len);
+			errmsg__set(err, errlen,
+				    "handshake: Sec-WebSocket-Accept \"%s\", expected \"%s\"", ex,
+				    want);
+			return -EPROTO;
+		}
+		(*naccept)++;
+	} else if (http_field__is(f, "Sec-WebSocket-Extensions") ||
+		   http_field__is(f, "Sec-WebSocket-Protocol")) {
+		/* RFC 6455 4.1: we asked for none, so any answer fails. */
+		errmsg__excerpt(ex, sizeof(ex), f->name, f->name_len);
+		errmsg__set(err, errlen, "handshake: server chose %s we did not offer", ex);
+		return -EPROTO;
+	}
+	return 0;
 }
 
 int ws__check_response(const char *buf, size_t len, const char *key, size_t *header_len,
@@ -120,93 +137,46 @@ int ws__check_response(const char *buf, size_t len, const char *key, size_t *hea
 {
 	char want[WS_ACCEPT_LEN], ex[64];
 	bool upgrade = false, connection = false;
-	int naccept = 0, status;
-	const char *end, *line, *eol;
-	size_t scan = len < WS_MAX_HEADER ? len : WS_MAX_HEADER;
+	struct http_response h;
+	struct http_field f;
+	int naccept = 0, rc;
+	size_t pos = 0;
 
-	end = memmem(buf, scan, "\r\n\r\n", 4);
-	if (!end) {
-		if (len >= WS_MAX_HEADER) {
-			errmsg__set(err, errlen, "handshake: response header over %u bytes",
-			       WS_MAX_HEADER);
-			return -EMSGSIZE;
-		}
-		return -EAGAIN;
+	rc = http__parse_response(buf, len, WS_MAX_HEADER, &h);
+	if (rc == -EAGAIN)
+		return rc;
+	if (rc == -EMSGSIZE) {
+		errmsg__set(err, errlen, "handshake: response header over %u bytes",
+			    WS_MAX_HEADER);
+		return rc;
 	}
-	end += 2;	/* end of the last header line's CRLF */
-
-	/* Status line: HTTP/1.1 101 Switching Protocols */
-	eol = memmem(buf, (size_t)(end - buf), "\r\n", 2);
-	if ((size_t)(eol - buf) < 12 || memcmp(buf, "HTTP/1.", 7) != 0 || buf[8] != ' ' ||
-	    buf[9] < '0' || buf[9] > '9' || buf[10] < '0' || buf[10] > '9' || buf[11] < '0' ||
-	    buf[11] > '9' || ((size_t)(eol - buf) > 12 && buf[12] != ' ')) {
-		errmsg__excerpt(ex, sizeof(ex), buf, (size_t)(eol - buf));
-		errmsg__set(err, errlen, "handshake: not an HTTP status line: \"%s\"", ex);
-		return -EPROTO;
-	}
-	status = (buf[9] - '0') * 100 + (buf[10] - '0') * 10 + (buf[11] - '0');
-	if (status != 101) {
-		size_t rl = (size_t)(eol - buf) > 13 ? (size_t)(eol - buf) - 13 : 0;
-
-		errmsg__excerpt(ex, sizeof(ex), buf + 13, rl);
-		errmsg__set(err, errlen, "handshake: server answered HTTP %d %s, not 101", status, ex);
-		return status == 404 ? -ENOENT : -EPROTO;
-	}
-
+	rc = check_status(&h, rc, err, errlen);
+	if (rc)
+		return rc;
 	ws__accept_key(key, want);
-	for (line = eol + 2; line < end; line = eol + 2) {
-		const char *colon, *v, *ve;
-		size_t nlen;
-
-		eol = memmem(line, (size_t)(end - line), "\r\n", 2);
-		if (is_ows(*line)) {
+	while ((rc = http__next_field(&h, &pos, &f)) > 0) {
+		rc = check_field(&f, want, &upgrade, &connection, &naccept, err, errlen);
+		if (rc)
+			return rc;
+	}
+	if (rc < 0) {
+		if (http__is_ows(f.line[0])) {
 			errmsg__set(err, errlen, "handshake: folded header line");
-			return -EPROTO;
-		}
-		colon = memchr(line, ':', (size_t)(eol - line));
-		if (!colon || colon == line) {
-			errmsg__excerpt(ex, sizeof(ex), line, (size_t)(eol - line));
+		} else {
+			errmsg__excerpt(ex, sizeof(ex), f.line, f.line_len);
 			errmsg__set(err, errlen, "handshake: malformed header line \"%s\"", ex);
-			return -EPROTO;
 		}
-		nlen = (size_t)(colon - line);
-		v = colon + 1;
-		ve = eol;
-		while (v < ve && is_ows(*v))
-			v++;
-		while (ve > v && is_ows(ve[-1]))
-			ve--;
-		if (name_is(line, nlen, "Upgrade")) {
-			upgrade = upgrade || has_token(v, (size_t)(ve - v), "websocket");
-		} else if (name_is(line, nlen, "Connection")) {
-			connection = connection || has_token(v, (size_t)(ve - v), "upgrade");
-		} else if (name_is(line, nlen, "Sec-WebSocket-Accept")) {
-			if ((size_t)(ve - v) != WS_ACCEPT_LEN - 1 ||
-			    memcmp(v, want, WS_ACCEPT_LEN - 1) != 0) {
-				errmsg__excerpt(ex, sizeof(ex), v, (size_t)(ve - v));
-				errmsg__set(err, errlen,
-				       "handshake: Sec-WebSocket-Accept \"%s\", expected \"%s\"",
-				       ex, want);
-				return -EPROTO;
-			}
-			naccept++;
-		} else if (name_is(line, nlen, "Sec-WebSocket-Extensions") ||
-			   name_is(line, nlen, "Sec-WebSocket-Protocol")) {
-			/* RFC 6455 4.1: we asked for none, so any answer fails. */
-			errmsg__excerpt(ex, sizeof(ex), line, nlen);
-			errmsg__set(err, errlen, "handshake: server chose %s we did not offer", ex);
-			return -EPROTO;
-		}
+		return -EPROTO;
 	}
 	if (!upgrade || !connection || naccept != 1) {
 		errmsg__set(err, errlen, "handshake: %s",
-		       !upgrade ? "no \"Upgrade: websocket\"" :
-		       !connection ? "no \"Connection: Upgrade\"" :
-		       naccept ? "several Sec-WebSocket-Accept headers" :
-		       "no Sec-WebSocket-Accept");
+			    !upgrade ? "no \"Upgrade: websocket\"" :
+			    !connection ? "no \"Connection: Upgrade\"" :
+			    naccept ? "several Sec-WebSocket-Accept headers" :
+			    "no Sec-WebSocket-Accept");
 		return -EPROTO;
 	}
-	*header_len = (size_t)(end - buf) + 2;
+	*header_len = h.header_len;
 	return 0;
 }
 
@@ -259,23 +229,6 @@ static int reader_fail(struct ws_reader *r, int error, const char *fmt, ...)
 	return error;
 }
 
-static int grow(uint8_t **p, size_t *cap, size_t need)
-{
-	size_t ncap = *cap ? *cap : 4096;
-	uint8_t *n;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap = ncap > SIZE_MAX / 2 ? need : ncap * 2;
-	n = realloc(*p, ncap);
-	if (!n)
-		return -ENOMEM;
-	*p = n;
-	*cap = ncap;
-	return 0;
-}
-
 int ws_reader__feed(struct ws_reader *r, const void *data, size_t len)
 {
 	size_t unread;
@@ -294,7 +247,7 @@ int ws_reader__feed(struct ws_reader *r, const void *data, size_t len)
 	    len > r->max_message + WS_READ_CHUNK + 14 - unread)
 		return reader_fail(r, -EMSGSIZE, "over %zu bytes fed without draining",
 				   r->max_message + WS_READ_CHUNK);
-	if (grow(&r->buf, &r->cap, unread + len) < 0)
+	if (array_grow(&r->buf, &r->cap, unread + len))
 		return -ENOMEM;	/* not sticky: nothing was consumed */
 	memcpy(r->buf + r->len, data, len);
 	r->len += len;
@@ -306,6 +259,92 @@ static bool is_control(int op)
 	return op & 0x8;
 }
 
+/* A frame's header. */
+struct frame {
+	bool fin;
+	int op;
+	size_t hlen;
+	uint64_t plen;
+};
+
+/* The header at p[avail]: 1 and *fr, 0 when more bytes are needed, or the reader's error. */
+static int frame_header(struct ws_reader *r, const uint8_t *p, size_t avail, struct frame *fr)
+{
+	fr->fin = p[0] & 0x80;
+	fr->op = p[0] & 0x0f;
+	fr->hlen = 2;
+	if (p[0] & 0x70)
+		return reader_fail(r, -EPROTO, "frame with reserved bits 0x%x set",
+				   (p[0] & 0x70) >> 4);
+	if (fr->op != WS_OP_CONT && fr->op != WS_OP_TEXT && fr->op != WS_OP_BINARY &&
+	    fr->op != WS_OP_CLOSE && fr->op != WS_OP_PING && fr->op != WS_OP_PONG)
+		return reader_fail(r, -EPROTO, "frame with unknown opcode 0x%x", fr->op);
+	if (p[1] & 0x80)
+		return reader_fail(r, -EPROTO, "masked frame from the server");
+	fr->plen = p[1] & 0x7f;
+	if (fr->plen == 126)
+		fr->hlen = 4;
+	else if (fr->plen == 127)
+		fr->hlen = 10;
+	if (avail < fr->hlen)
+		return 0;
+	/* Non-minimal length encodings are accepted: harmless, and seen in the wild. */
+	if (fr->plen == 126) {
+		fr->plen = (uint64_t)p[2] << 8 | p[3];
+	} else if (fr->plen == 127) {
+		fr->plen = 0;
+		for (int i = 2; i < 10; i++)
+			fr->plen = fr->plen << 8 | p[i];
+		if (fr->plen >> 63)
+			return reader_fail(r, -EPROTO, "64-bit frame length with the top bit set");
+	}
+	return 1;
+}
+
+/* RFC 6455's rules for a frame in the reader's state: 0, or the reader's error. */
+static int check_frame(struct ws_reader *r, const struct frame *fr)
+{
+	if (is_control(fr->op)) {
+		if (!fr->fin)
+			return reader_fail(r, -EPROTO, "fragmented control frame (opcode 0x%x)",
+					   fr->op);
+		if (fr->plen > 125)
+			return reader_fail(r, -EPROTO, "control frame of %llu bytes (at most 125)",
+					   (unsigned long long)fr->plen);
+		if (fr->op == WS_OP_CLOSE && fr->plen == 1)
+			return reader_fail(r, -EPROTO, "close frame with a 1-byte payload");
+	} else if (fr->op == WS_OP_CONT && r->msg_op < 0) {
+		return reader_fail(r, -EPROTO, "continuation frame without a message to continue");
+	} else if (fr->op != WS_OP_CONT && r->msg_op >= 0) {
+		return reader_fail(r, -EPROTO, "new data frame inside a fragmented message");
+	} else if (fr->plen > r->max_message - (fr->op == WS_OP_CONT ? r->msg_len : 0)) {
+		return reader_fail(r, -EMSGSIZE, "message over %zu bytes", r->max_message);
+	}
+	return 0;
+}
+
+/* A fragment of a message: 1 when it completes the message (handed out), else 0 or the error. */
+static int add_fragment(struct ws_reader *r, const struct frame *fr, const uint8_t *data,
+			int *opcode, const uint8_t **payload, size_t *len)
+{
+	if (array_grow(&r->msg, &r->msg_cap, r->msg_len + (size_t)fr->plen))
+		return reader_fail(r, -ENOMEM, "out of memory for a %zu-byte message",
+				   r->msg_len + (size_t)fr->plen);
+	if (fr->plen)
+		memcpy(r->msg + r->msg_len, data, (size_t)fr->plen);
+	r->msg_len += (size_t)fr->plen;
+	if (fr->op != WS_OP_CONT)
+		r->msg_op = fr->op;
+	if (!fr->fin)
+		return 0;
+	*opcode = r->msg_op;
+	*payload = r->msg ? r->msg : (const uint8_t *)"";
+	*len = r->msg_len;
+	r->msg_op = -1;
+	r->msg_out = true;
+	return 1;
+}
+
 int ws_reader__next(struct ws_reader *r, int *opcode, const uint8_t **payload, size_t *len,
 		    char *err, size_t errlen)
 {
@@ -315,114 +354,33 @@ int ws_reader__next(struct ws_reader *r, int *opcode, const uint8_t **payload, s
 		r->msg_len = 0;
 		r->msg_out = false;
 	}
-	for (;;) {
+	while (!r->error) {
 		const uint8_t *p = r->buf + r->pos;
-		size_t avail = r->len - r->pos, hlen = 2, have;
-		uint64_t plen;
-		bool fin;
-		int op;
+		size_t avail = r->len - r->pos;
+		struct frame fr = { 0 };
 
-		if (r->error)
-			goto fail;
 		if (avail < 2)
 			return 0;
-		fin = p[0] & 0x80;
-		op = p[0] & 0x0f;
-		if (p[0] & 0x70) {
-			reader_fail(r, -EPROTO, "frame with reserved bits 0x%x set",
-				    (p[0] & 0x70) >> 4);
-			continue;
-		}
-		if (op != WS_OP_CONT && op != WS_OP_TEXT && op != WS_OP_BINARY &&
-		    op != WS_OP_CLOSE && op != WS_OP_PING && op != WS_OP_PONG) {
-			reader_fail(r, -EPROTO, "frame with unknown opcode 0x%x", op);
-			continue;
-		}
-		if (p[1] & 0x80) {
-			reader_fail(r, -EPROTO, "masked frame from the server");
-			continue;
-		}
-		plen = p[1] & 0x7f;
-		if (plen == 126)
-			hlen = 4;
-		else if (plen == 127)
-			hlen = 10;
-		if (avail < hlen)
+		rc = frame_header(r, p, avail, &fr);
+		if (!rc)
 			return 0;
-		/* Non-minimal length encodings are accepted: harmless, and seen in the wild. */
-		if (plen == 126) {
-			plen = (uint64_t)p[2] << 8 | p[3];
-		} else if (plen == 127) {
-			int i;
-
-			plen = 0;
-			for (i = 2; i < 10; i++)
-				plen = plen << 8 | p[i];
-			if (plen >> 63) {
-				reader_fail(r, -EPROTO, "64-bit frame length with the top bit set");
-				continue;
-			}
-		}
-		if (is_control(op)) {
-			if (!fin) {
-				reader_fail(r, -EPROTO, "fragmented control frame (opcode 0x%x)",
-					    op);
-				continue;
-			}
-			if (plen > 125) {
-				reader_fail(r, -EPROTO,
-					    "control frame of %llu bytes (at most 125)",
-					    (unsigned long long)plen);
-				continue;
-			}
-			if (op == WS_OP_CLOSE && plen == 1) {
-				reader_fail(r, -EPROTO, "close frame with a 1-byte payload");
-				continue;
-			}
-		} else if (op == WS_OP_CONT && r->msg_op < 0) {
-			reader_fail(r, -EPROTO, "continuation frame without a message to continue");
-			continue;
-		} else if (op != WS_OP_CONT && r->msg_op >= 0) {
-			reader_fail(r, -EPROTO, "new data frame inside a fragmented message");
-			continue;
-		} else if (plen > r->max_message - (op == WS_OP_CONT ? r->msg_len : 0)) {
-			reader_fail(r, -EMSGSIZE, "message over %zu bytes", r->max_message);
-			continue;
-		}
-		have = avail - hlen;
-		if (have < plen)
+		if (rc < 0 || check_frame(r, &fr))
+			break;
+		if (avail - fr.hlen < fr.plen)
 			return 0;
-
-		r->pos += hlen + (size_t)plen;
-		if (is_control(op) || (op != WS_OP_CONT && fin)) {
-			*opcode = op;
-			*payload = p + hlen;
-			*len = (size_t)plen;
+		r->pos += fr.hlen + (size_t)fr.plen;
+		if (is_control(fr.op) || (fr.op != WS_OP_CONT && fr.fin)) {
+			*opcode = fr.op;
+			*payload = p + fr.hlen;
+			*len = (size_t)fr.plen;
 			return 1;
 		}
-		if (grow(&r->msg, &r->msg_cap, r->msg_len + (size_t)plen) < 0) {
-			reader_fail(r, -ENOMEM, "out of memory for a %zu-byte message",
-				    r->msg_len + (size_t)plen);
-			continue;
-		}
-		if (plen)
-			memcpy(r->msg + r->msg_len, p + hlen, (size_t)plen);
-		r->msg_len += (size_t)plen;
-		if (op != WS_OP_CONT)
-			r->msg_op = op;
-		if (fin) {
-			*opcode = r->msg_op;
-			*payload = r->msg ? r->msg : (const uint8_t *)"";
-			*len = r->msg_len;
-			r->msg_op = -1;
-			r->msg_out = true;
-			return 1;
-		}
+		rc = add_fragment(r, &fr, p + fr.hlen, opcode, payload, len);
+		if (rc > 0)
+			return rc;
 	}
-fail:
-	rc = r->error;
 	errmsg__set(err, errlen, "websocket: %s", r->errmsg);
-	return rc;
+	return r->error;
 }
 
 /* ---- transport ---- */
@@ -687,16 +645,84 @@ static bool path_ok(const char *path)
 	return true;
 }
 
+/* The opening handshake's request, with a fresh key (into key[25]). */
+static int send_request(struct ws_conn *c, const char *host, uint16_t port, const char *path,
+			char key[25], int64_t deadline, char *err, size_t errlen)
+{
+	bool v6 = strchr(host, ':') != NULL;
+	char req[WS_MAX_PATH + 512];
+	uint8_t nonce[16];
+	int rc, n;
+
+	rc = fill_random(nonce, sizeof(nonce));
+	if (rc < 0) {
+		errmsg__set(err, errlen, "getrandom: %s", strerror(-rc));
+		return rc;
+	}
+	ws__base64(nonce, sizeof(nonce), key, 25);
+	/* workerd builds webSocketDebuggerUrl from Host; node checks it against DNS rebinding. */
+	n = snprintf(req, sizeof(req),
+		     "GET %s HTTP/1.1\r\nHost: %s%s%s:%u\r\nUpgrade: websocket\r\n"
+		     "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
+		     "Sec-WebSocket-Version: 13\r\n\r\n",
+		     path, v6 ? "[" : "", host, v6 ? "]" : "", port, key);
+	if (n < 0 || (size_t)n >= sizeof(req)) {
+		errmsg__set(err, errlen, "websocket request too long");
+		return -EINVAL;
+	}
+	rc = ws__write_all(c->fd, req, (size_t)n, deadline);
+	if (rc < 0)
+		errmsg__set(err, errlen, "handshake: send: %s", strerror(-rc));
+	return rc;
+}
+
+/* The server's answer, checked; the frames that came with it go to the reader. */
+static int read_response(struct ws_conn *c, const char *key, int64_t deadline, char *err,
+			 size_t errlen)
+{
+	char *resp = malloc(WS_MAX_HEADER);
+	size_t rlen = 0, hdr = 0;
+	ssize_t got;
+	int rc;
+
+	if (!resp) {
+		errmsg__set(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	while ((rc = ws__check_response(resp, rlen, key, &hdr, err, errlen)) == -EAGAIN) {
+		rc = ws__wait_readable(c->fd, deadline);
+		if (rc < 0) {
+			errmsg__set(err, errlen, rc == -ETIMEDOUT ?
+				    "handshake: no answer within the timeout" : "handshake: %s",
+				    strerror(-rc));
+			break;
+		}
+		got = recv(c->fd, resp + rlen, WS_MAX_HEADER - rlen, 0);
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (got <= 0) {
+			rc = got < 0 ? -errno : -ECONNRESET;
+			errmsg__set(err, errlen, "handshake: %s", got < 0 ? strerror(errno) :
+				    "connection closed before the response");
+			if (rc == -EPIPE)
+				rc = -ECONNRESET;
+			break;
+		}
+		rlen += (size_t)got;
+	}
+	if (!rc)
+		rc = ws_reader__feed(c->reader, resp + hdr, rlen - hdr);
+	free(resp);
+	return rc;
+}
+
 int ws__connect(const char *host, uint16_t port, const char *path, int timeout_ms,
 		struct ws_conn **conn, char *err, size_t errlen)
 {
 	int64_t deadline = ws__deadline(timeout_ms);
-	char key[25], req[WS_MAX_PATH + 512], *resp = NULL;
-	size_t rlen = 0, hdr = 0;
-	bool v6 = strchr(host ? host : "", ':') != NULL;
-	uint8_t nonce[16];
 	struct ws_conn *c;
-	int rc, n;
+	char key[25];
+	int rc;
 
 	*conn = NULL;
 	if (!path || !path_ok(path)) {
@@ -708,75 +734,23 @@ int ws__connect(const char *host, uint16_t port, const char *path, int timeout_m
 		return -ENOMEM;
 	c->fd = -1;
 	c->reader = ws_reader__new(WS_MAX_MESSAGE);
-	resp = malloc(WS_MAX_HEADER);
-	if (!c->reader || !resp) {
+	if (!c->reader) {
 		rc = -ENOMEM;
 		errmsg__set(err, errlen, "out of memory");
 		goto fail;
 	}
-	rc = fill_random(nonce, sizeof(nonce));
-	if (rc < 0) {
-		errmsg__set(err, errlen, "getrandom: %s", strerror(-rc));
-		goto fail;
-	}
-	ws__base64(nonce, sizeof(nonce), key, sizeof(key));
 	rc = ws__tcp_connect(host, port, timeout_ms, err, errlen);
 	if (rc < 0)
 		goto fail;
 	c->fd = rc;
-
-	/* workerd builds webSocketDebuggerUrl from Host; node checks it against DNS rebinding. */
-	n = snprintf(req, sizeof(req),
-		     "GET %s HTTP/1.1\r\nHost: %s%s%s:%u\r\nUpgrade: websocket\r\n"
-		     "Connection: Upgrade\r\nSec-WebSocket-Key: %s\r\n"
-		     "Sec-WebSocket-Version: 13\r\n\r\n",
-		     path, v6 ? "[" : "", host, v6 ? "]" : "", port, key);
-	if (n < 0 || (size_t)n >= sizeof(req)) {
-		rc = -EINVAL;
-		errmsg__set(err, errlen, "websocket request too long");
-		goto fail;
-	}
-	rc = ws__write_all(c->fd, req, (size_t)n, deadline);
-	if (rc < 0) {
-		errmsg__set(err, errlen, "handshake: send: %s", strerror(-rc));
-		goto fail;
-	}
-	for (;;) {
-		ssize_t got;
-
-		rc = ws__check_response(resp, rlen, key, &hdr, err, errlen);
-		if (rc != -EAGAIN)
-			break;
-		rc = ws__wait_readable(c->fd, deadline);
-		if (rc < 0) {
-			errmsg__set(err, errlen, rc == -ETIMEDOUT ?
-			       "handshake: no answer within the timeout" : "handshake: %s",
-			       strerror(-rc));
-			goto fail;
-		}
-		got = recv(c->fd, resp + rlen, WS_MAX_HEADER - rlen, 0);
-		if (got < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (got <= 0) {
-			rc = got < 0 ? -errno : -ECONNRESET;
-			errmsg__set(err, errlen, "handshake: %s", got < 0 ? strerror(errno) :
-			       "connection closed before the response");
-			if (rc == -EPIPE)
-				rc = -ECONNRESET;
-			goto fail;
-		}
-		rlen += (size_t)got;
-	}
+	rc = send_request(c, host, port, path, key, deadline, err, errlen);
+	if (!rc)
+		rc = read_response(c, key, deadline, err, errlen);
 	if (rc < 0)
 		goto fail;
-	rc = ws_reader__feed(c->reader, resp + hdr, rlen - hdr);
-	if (rc < 0)
-		goto fail;
-	free(resp);
 	*conn = c;
 	return 0;
 fail:
-	free(resp);
 	c->close_sent = true;
 	ws__close(c);
 	return rc;

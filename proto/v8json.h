@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * v8json: what V8's two JSON profile formats (cpuprofile.h, heapprofile.h)
+ * share: reading their JSON text within caps, finding the profile inside a
+ * CDP reply, reading a node's callFrame, and the options and pprof
+ * location both conversions to pprof use.
+ *
+ * Input is hostile (any file, any inspector reply): every reader checks
+ * types and ranges and fills err with one line naming the field.  Nothing
+ * prints.
+ */
+#ifndef ISOPROF_PROTO_V8JSON_H
+#define ISOPROF_PROTO_V8JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/pprof_builder.h"
+
+struct json_object;
+
+/* Largest JSON text parsed (a .cpuprofile of hours is tens of MiB). */
+#define V8_PROFILE_MAX_JSON (512ULL << 20)
+/* Deepest JSON nesting accepted: a heap profile nests two levels per frame. */
+#define V8_PROFILE_MAX_DEPTH 4000
+
+/* Options of a conversion to pprof. */
+struct v8_pprof_opts {
+	int64_t time_nanos;		/* wall clock of startTime; 0: unknown (omit) */
+	uint64_t interval_ns;		/* nominal sampling interval; 0: median of time deltas */
+	const char *const *comments;
+	size_t ncomments;
+	const struct pprof_label *labels;	/* added to every sample */
+	size_t nlabels;
+};
+
+/*
+ * Parse JSON text with the caps above: exactly one document (white space
+ * around it), no NUL byte.  NULL with err filled and errno set (EFBIG,
+ * EINVAL, ENOMEM) on failure; the object is the caller's
+ * (json_object_put()).
+ */
+struct json_object *v8_json__parse(const char *json, size_t len, char *err, size_t errlen);
+
+/*
+ * The profile in a bare object, {"profile": ...}, or a CDP reply
+ * {"id": N, "result": {"profile": ...}}: the first object that has the
+ * member marker ("nodes" for a CPU profile, "head" for a heap profile).
+ * NULL with err filled (a CDP error reply says so).  Borrowed from o.
+ */
+struct json_object *v8_json__unwrap(struct json_object *o, const char *marker, char *err,
+				    size_t errlen);
+
+/* An integer, or a number with no fraction (some tools write times as doubles). */
+bool v8_json__number(struct json_object *o, int64_t *v);
+
+/* The JSON type of v for a message ("missing" for NULL). */
+const char *v8_json__type_name(struct json_object *v);
+
+/* A node's callFrame.  Strings are borrowed from the JSON. */
+struct v8_call_frame {
+	const char *function_name, *script_id, *url;
+	int64_t line, column;		/* 0-based; -1 unknown */
+};
+
+/*
+ * Read node's callFrame; what names the node in messages.  strict: every
+ * field must be there (a .cpuprofile); else missing strings are "" and
+ * missing numbers -1 (heap profiles from older V8).  0 or -EINVAL.
+ */
+int v8_call_frame__load(struct json_object *node, const char *what, bool strict,
+			struct v8_call_frame *cf, char *err, size_t errlen);
+
+/*
+ * The pprof location of a V8 frame: function named functionName
+ * ("(anonymous)" when empty), system_name functionName, filename url,
+ * start_line and line lineNumber + 1, column columnNumber + 1.  0 on ENOMEM.
+ */
+uint64_t v8_call_frame__location(struct pprof_builder *b, const char *function_name,
+				 const char *url, int64_t line, int64_t column);
+
+#endif /* ISOPROF_PROTO_V8JSON_H */
