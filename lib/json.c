@@ -1,13 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* json: writing and reading JSON over json-c; see json.h. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <json-c/printbuf.h>
 
 #include "lib/json.h"
 #include "lib/utf8.h"
 
 #define JSON_FLAGS JSON_C_TO_STRING_NOSLASHESCAPE
+
+/* A part writes straight into the serialization in progress. */
+struct json_out {
+	struct printbuf *pb;
+	int flags;
+};
+
+struct part {
+	json_part_fn fn;
+	const void *ctx;
+};
 
 struct json_object *json__text_n(const char *s, size_t len)
 {
@@ -119,4 +133,57 @@ bool json__int64(struct json_object *o, int64_t *v)
 const char *json__str(struct json_object *o)
 {
 	return json_object_is_type(o, json_type_string) ? json_object_get_string(o) : NULL;
+}
+
+int json_out__raw(struct json_out *out, const char *s, size_t len)
+{
+	return len > INT32_MAX || printbuf_memappend(out->pb, s, (int)len) < 0 ? -1 : 0;
+}
+
+int json_out__int(struct json_out *out, int64_t v)
+{
+	char num[24];
+	int len = snprintf(num, sizeof(num), "%" PRId64, v);
+
+	return json_out__raw(out, num, (size_t)len);
+}
+
+int json_out__text(struct json_out *out, const char *s)
+{
+	struct json_object *o = json__text(s);
+	size_t len = 0;
+	const char *text;
+	int ret;
+
+	if (!o)
+		return s ? -1 : json_out__raw(out, "null", 4);
+	text = json_object_to_json_string_length(o, out->flags, &len);
+	ret = text ? json_out__raw(out, text, len) : -1;
+	json_object_put(o);
+	return ret;
+}
+
+static int part_to_json(struct json_object *o, struct printbuf *pb, int level, int flags)
+{
+	const struct part *p = json_object_get_userdata(o);
+	struct json_out out = { .pb = pb, .flags = flags & ~JSON_C_TO_STRING_PRETTY };
+
+	(void)level;
+	return p->fn(&out, p->ctx);
+}
+
+struct json_object *json__part(json_part_fn fn, const void *ctx)
+{
+	struct json_object *o = json_object_new_array();
+	struct part *p = malloc(sizeof(*p));
+
+	if (!o || !p) {
+		json_object_put(o);
+		free(p);
+		return NULL;
+	}
+	p->fn = fn;
+	p->ctx = ctx;
+	json_object_set_serializer(o, part_to_json, p, json_object_free_userdata);
+	return o;
 }

@@ -44,6 +44,23 @@ int json__append(struct json_object *a, struct json_object *v);
 /* json__dump() of o and a newline to f: 0 or -errno. */
 int json__write(FILE *f, struct json_object *o, bool pretty);
 
+/*
+ * A part of a tree too large to hold as json-c objects (a profile's nodes):
+ * a json_object whose text fn writes, with json_out__*(), when the tree is
+ * serialized.  Strings still go through json-c's escaper (json_out__text),
+ * so there is one JSON writer.  ctx is the caller's and must outlive the
+ * serialization; fn returns 0 or -1.  Write-only: read back through json-c
+ * the part is an empty array.  NULL on ENOMEM.
+ */
+struct json_out;
+typedef int (*json_part_fn)(struct json_out *out, const void *ctx);
+struct json_object *json__part(json_part_fn fn, const void *ctx);
+
+/* Within a part: raw JSON text, a number, a string as json__text() writes it. */
+int json_out__raw(struct json_out *out, const char *s, size_t len);
+int json_out__int(struct json_out *out, int64_t v);
+int json_out__text(struct json_out *out, const char *s);
+
 /* The member key of object o, or NULL (absent, null, or o not an object). */
 struct json_object *json__member(struct json_object *o, const char *key);
 

@@ -244,6 +244,31 @@ static void test_json(void **state)
 	json_object_put(o);
 }
 
+static int three_out(struct json_out *out, const void *ctx)
+{
+	const char *name = ctx;
+
+	return json_out__raw(out, "[", 1) | json_out__int(out, -3) | json_out__raw(out, ",", 1) |
+	       json_out__text(out, name) | json_out__raw(out, ",", 1) |
+	       json_out__text(out, NULL) | json_out__raw(out, "]", 1);
+}
+
+/* A streamed part lands in place, its strings escaped as json-c escapes them. */
+static void test_json_part(void **state)
+{
+	struct json_object *o = json_object_new_object();
+
+	(void)state;
+	json__put(o, "a", json_object_new_int(1));
+	json__put(o, "part", json__part(three_out, "q\"\xff/"));
+	json__put(o, "b", json__text("z"));
+	assert_string_equal(json__dump(o, false, NULL),
+			    "{\"a\":1,\"part\":[-3,\"q\\\"\xef\xbf\xbd/\",null],\"b\":\"z\"}");
+	/* Pretty printing around a part keeps the part's own text. */
+	assert_non_null(strstr(json__dump(o, true, NULL), "[-3,\"q\\\"\xef\xbf\xbd/\",null]"));
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_fileio),
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_json_part),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
