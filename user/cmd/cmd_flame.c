@@ -22,6 +22,7 @@
 #include "lib/fileio.h"
 #include "proto/profile_file.h"
 #include "user/cmd/commands.h"
+#include "user/cmd/options.h"
 #include "user/report/flame_svg.h"
 #include "user/report/web_assets.h"
 
@@ -62,7 +63,6 @@ static bool ends_with(const char *s, const char *suffix)
 static error_t flame_parse(int key, char *arg, struct argp_state *state)
 {
 	struct flame_env *env = state->input;
-	char *end;
 	long v;
 
 	switch (key) {
@@ -76,20 +76,15 @@ static error_t flame_parse(int key, char *arg, struct argp_state *state)
 		env->title = arg;
 		break;
 	case OPT_WIDTH:
-		errno = 0;
-		v = strtol(arg, &end, 10);
-		if (errno || end == arg || *end || v < 200 || v > 100000)
+		if (options__long(arg, 200, 100000, &v))
 			argp_error(state, "--width must be 200..100000, not '%s'", arg);
 		env->width = (unsigned int)v;
 		break;
 	case ARGP_KEY_ARG:
-		if (env->file)
-			argp_error(state, "unexpected argument '%s'", arg);
-		env->file = arg;
+		options__profile_file(key, arg, state, &env->file);
 		break;
 	case ARGP_KEY_END:
-		if (!env->file)
-			argp_error(state, "name a profile FILE");
+		options__profile_file(key, arg, state, &env->file);
 		if (!env->out)
 			argp_error(state, "name the output with -o OUT.html or -o OUT.svg");
 		if (ends_with(env->out, ".html") || ends_with(env->out, ".htm"))
@@ -175,9 +170,8 @@ int cmd_flame(int argc, char **argv)
 		fprintf(stderr, "isoprof: %s: %s\n", env.file, msg[0] ? msg : strerror(-err));
 		goto done;
 	}
-	si = pprof_profile__sample_index(pf.prof, env.sample_index, msg, sizeof(msg));
+	si = options__sample_index(pf.prof, env.file, env.sample_index);
 	if (si < 0) {
-		fprintf(stderr, "isoprof: %s: %s\n", env.file, msg);
 		ret = 2;
 		goto done;
 	}
