@@ -138,7 +138,7 @@ bool record__is_deopt_loop(const struct isolate_group *g);
 int record_session__open(struct capture *c);
 /*
  * Load and attach the sampler, start V8's profilers, drop capabilities;
- * from here on the window's clock runs.  0 or nonzero.
+ * from here on the window's clock runs.  0 or -errno.
  */
 int record_session__arm(struct capture *c);
 /*

@@ -167,9 +167,10 @@ int record_session__arm(struct capture *c)
 	sopts.err_len = sizeof(err_buf);
 	c->sampler = sampler__new(&sopts, on_sample, c);
 	if (!c->sampler) {
-		fprintf(stderr, "isoprof: %s\n", err_buf[0] ? err_buf : strerror(errno));
+		err = errno ? -errno : -EINVAL;
+		fprintf(stderr, "isoprof: %s\n", err_buf[0] ? err_buf : strerror(-err));
 		record__set_exit(c, RECORD_EXIT_NO_BPF);
-		return -1;
+		return err;
 	}
 	for (int i = 0; i < c->ntargets; i++) {
 		err = sampler__add_target(c->sampler, c->targets[i].pid, &c->targets[i].bpf);
