@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* record: helpers of `isoprof record` that its command and its V8 side share; see record.h. */
+/* record: helpers that the stages of `isoprof record` share; see record.h. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,4 +37,15 @@ int record__group_path(const struct capture *c, const struct isolate_group *g, c
 	n = snprintf(path, len, "%s/%s-%s-%s-%s", c->env->out_dir ? c->env->out_dir : ".", script,
 		     version, g->isolate_str, suffix);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * A function's few deoptimizations while its types settle cost well under
+ * 1% of an isolate's samples; from 1% on, code is deoptimized over and over.
+ */
+#define DEOPT_LOOP_PERCENT 1
+
+bool record__is_deopt_loop(const struct isolate_group *g)
+{
+	return g->samples && g->deopt_samples * 100 >= g->samples * DEOPT_LOOP_PERCENT;
 }

@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * record: the state of one `isoprof record` capture, shared by the command
- * (cmd_record.c: targets, the BPF window, isoprof's own profiles) and its
- * V8 side (record_v8.c: V8's profilers through the inspector, their
- * profiles, the mapping to isolates and the cross-check), and the helpers
- * both use (record.c).  Calls go one way: cmd_record.c -> record_v8.c ->
- * record.c.
+ * record: the state of one `isoprof record` capture and the stages that
+ * fill it, which the command (cmd_record.c) calls in turn:
  *
- * Exit statuses of `isoprof record`, which the daemon turns into HTTP
- * statuses: user/record_exit.h.
+ *   record_session.c   the targets, the BPF sampler armed, the window
+ *                      (draining the ring, watching the targets), release
+ *   record_profiles.c  isoprof's profiles: the isolates' code logs, samples
+ *                      attributed to isolates, --script selection, the pprof
+ *                      files written with their comments
+ *   record_summary.c   the summary a --type cpu capture prints at the end
+ *   record_v8.c        V8's side: V8's profilers through the inspector, their
+ *                      profiles, the mapping to isolates and the cross-check
+ *   record.c           the helpers they share
+ *
+ * Calls go one way: cmd_record.c -> the stages -> record.c.  The stages do
+ * not call one another, except the session, which starts and stops V8's
+ * profilers with the window and frees V8's side with the rest.
+ *
+ * A stage prints its errors and warnings itself, unless its comment says
+ * otherwise.  Exit statuses of `isoprof record`, which the daemon turns into
+ * HTTP statuses: user/record_exit.h.
  */
 #ifndef ISOPROF_CMD_RECORD_H
 #define ISOPROF_CMD_RECORD_H
@@ -19,17 +30,17 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "symbolize/symbolizer.h"
 #include "user/attribute/attribution.h"
 #include "user/attribute/cpu_profile.h"
-#include "user/capture/discover.h"
 #include "user/attribute/frames.h"
 #include "user/attribute/isolates.h"
+#include "user/capture/discover.h"
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
-#include "symbolize/symbolizer.h"
 #include "user/cmd/options.h"
-#include "user/v8/v8capture.h"
 #include "user/record_exit.h"
+#include "user/v8/v8capture.h"
 
 enum record_type {
 	RECORD_CPU,
@@ -97,7 +108,7 @@ struct capture {
 	bool keep_group_profiles;
 };
 
-/* record.c: what both sides use. */
+/* record.c: what the stages share. */
 
 /* A malloc()ed string, or NULL. */
 char *record__asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -110,6 +121,64 @@ int record__group_path(const struct capture *c, const struct isolate_group *g, c
 		       char *path, size_t len);
 /* Record why the capture failed: the first specific reason wins over a generic one. */
 void record__set_exit(struct capture *c, enum record_exit status);
+/*
+ * An isolate in a deopt loop: from 1% of its samples in V8's deoptimizer
+ * (the summary and the profiles' comments name it).
+ */
+bool record__is_deopt_loop(const struct isolate_group *g);
+
+/* record_session.c: targets and the window. */
+
+/*
+ * The capture's state (sample store, symbolizer, isolate registry with
+ * --version-labels) and its targets: the --pid processes, or every V8
+ * runtime on the host.  0 or -errno; the exit status says when no target
+ * was found.
+ */
+int record_session__open(struct capture *c);
+/*
+ * Load and attach the sampler, start V8's profilers, drop capabilities;
+ * from here on the window's clock runs.  0 or -errno.
+ */
+int record_session__arm(struct capture *c);
+/*
+ * Sample until the duration ends, every target exits or SIGINT/SIGTERM;
+ * stops V8's profilers first, then the sampler.  0 or -errno of reading the
+ * ring buffer (not printed).
+ */
+int record_session__run_window(struct capture *c);
+bool record_session__all_exited(const struct capture *c);
+/* Undo everything every stage did; c may be at any stage. */
+void record_session__release(struct capture *c);
+
+/* record_profiles.c: isoprof's profiles. */
+
+/* Fail before the window, not after it, when the output cannot be written. */
+int record_profiles__probe_output(const struct record_env *env);
+/* The targets' V8 code logs, in the isolate registry. */
+int record_profiles__load_code_logs(struct capture *c);
+/*
+ * Before the window: -ENOENT when --script names nothing the code logs
+ * know of (without code logs, the check waits for the samples).
+ */
+int record_profiles__precheck_script(struct capture *c);
+/* After the window: the code logs of isolates created during it. */
+void record_profiles__find_new_code_logs(struct capture *c);
+/*
+ * Attribute the samples to isolates, keep the groups --script/--version
+ * select, write the profile(s) (and keep the groups' profiles for the V8
+ * side).  *process_ms: how long it took.  0 or -errno; an -ENOMEM is not
+ * always printed: the caller reports it.
+ */
+int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt,
+			   double *process_ms);
+
+/* record_summary.c: the end of a --type cpu capture on stderr. */
+
+void record_summary__print(const struct capture *c, const struct isoprof_counters *cnt,
+			   double process_ms);
+/* --bpf-stats: the BPF program's run time. */
+void record_summary__print_bpf_stats(const struct capture *c, const struct isoprof_counters *cnt);
 
 /* V8's side, in the order cmd_record calls them. */
 int record_v8__prepare(struct capture *c);

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * record's profiles: isoprof's own, from the samples of the window.  The
+ * samples go to isolates through the runtimes' code logs, --script and
+ * --version keep some of them, and each kept group is written as a pprof
+ * (--out-dir: one per isolate and one for what ran outside any) or all of
+ * them as one; see record.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lib/monotime.h"
+#include "proto/pprof_builder.h"
+#include "proto/pprof_reader.h"
+#include "symbolize/v8log.h"
+#include "user/cmd/commands.h"
+#include "user/cmd/record.h"
+
+#define MAX_COMMENTS (MAX_PIDS + 64)
+#define MAX_MATCHES 1024
+
+static int probe_output(const char *path)
+{
+	char probe[PATH_MAX];
+	int fd;
+
+	if (snprintf(probe, sizeof(probe), "%s.isoprof-probe-%d", path, getpid()) >=
+	    (int)sizeof(probe))
+		return -ENAMETOOLONG;
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	unlink(probe);
+	return 0;
+}
+
+static int probe_dir(const char *dir)
+{
+	char probe[PATH_MAX];
+
+	if (mkdir(dir, 0755) && errno != EEXIST)
+		return -errno;
+	if (snprintf(probe, sizeof(probe), "%s/probe", dir) >= (int)sizeof(probe))
+		return -ENAMETOOLONG;
+	return probe_output(probe);
+}
+
+int record_profiles__probe_output(const struct record_env *env)
+{
+	int err;
+
+	err = env->out_dir ? probe_dir(env->out_dir) : probe_output(env->output);
+	if (err)
+		fprintf(stderr, "isoprof: cannot write %s: %s\n",
+			env->out_dir ? env->out_dir : env->output, strerror(-err));
+	return err;
+}
+
+int record_profiles__load_code_logs(struct capture *c)
+{
+	int err;
+
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct discover_proc *p = c->targets[i].v8;
+
+		for (size_t j = 0; p && j < p->nr_logs; j++) {
+			err = isolate_registry__add_log_pid(c->isolates, p->pid, p->logs[j].path);
+			if (err == -ENOMEM)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Isolates created during the window write new logs beside the known ones. */
+void record_profiles__find_new_code_logs(struct capture *c)
+{
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct discover_proc *p = c->targets[i].v8;
+		char dir[PATH_MAX], **paths;
+
+		if (!p || !p->nr_logs)
+			continue;
+		snprintf(dir, sizeof(dir), "%s", p->logs[0].path);
+		if (!strrchr(dir, '/'))
+			continue;
+		*strrchr(dir, '/') = '\0';
+		/* V8 names the file with the pid inside the runtime's pid namespace */
+		paths = v8log__find(dir, p->nspid ? p->nspid : p->pid);
+		for (size_t j = 0; paths && paths[j]; j++)
+			isolate_registry__add_log_pid(c->isolates, p->pid, paths[j]);
+		v8log__find_free(paths);
+	}
+}
+
+static void print_running_scripts(const struct capture *c)
+{
+	const struct isolate_info *const *all;
+	size_t n;
+
+	all = isolate_registry__list(c->isolates, &n);
+	if (!n) {
+		fprintf(stderr, "no isolate with a known script is running\n");
+		return;
+	}
+	fprintf(stderr, "running:");
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s %s (version %s, isolate 0x%llx, pid %d)", i ? "," : "",
+			all[i]->name, all[i]->label ? all[i]->label : all[i]->version,
+			(unsigned long long)all[i]->isolate, all[i]->pid);
+	fputc('\n', stderr);
+}
+
+/*
+ * Fail before the window, not after it, when --script names nothing the
+ * code logs know of; without code logs, the check waits for the samples.
+ */
+int record_profiles__precheck_script(struct capture *c)
+{
+	const struct isolate_info *m;
+	size_t nr;
+
+	isolate_registry__list(c->isolates, &nr);
+	if (!c->env->script || !nr)
+		return 0;
+	if (isolate_registry__match(c->isolates, c->env->script, NULL, NULL, NULL, &m, 1) != 0)
+		return 0;
+	fprintf(stderr, "isoprof: no running isolate of script '%s'; ", c->env->script);
+	print_running_scripts(c);
+	record__set_exit(c, RECORD_EXIT_NOT_FOUND);
+	return -ENOENT;
+}
+
+static bool isolate_ran(const struct isolate_info *info, void *ctx)
+{
+	const struct capture *c = ctx;
+
+	for (size_t i = 0; i < c->attr.ngroups; i++)
+		if (c->attr.groups[i].info == info && c->attr.groups[i].samples)
+			return true;
+	return false;
+}
+
+/*
+ * --script NAME [--version ID|latest]: the isolates to keep (latest: the
+ * most recently created matching isolate among those that ran).
+ */
+static int select_groups(struct capture *c)
+{
+	const struct isolate_info *matches[MAX_MATCHES];
+	size_t kept = 0;
+	int n;
+
+	if (!c->env->script) {
+		for (size_t i = 0; i < c->attr.ngroups; i++)
+			c->selected[i] = true;
+		return 0;
+	}
+	n = isolate_registry__match(c->isolates, c->env->script, c->env->version, isolate_ran, c,
+				    matches, MAX_MATCHES);
+	if (n < 0) {
+		fprintf(stderr, "isoprof: --version '%s': not a version id (4 to 64 hex digits), "
+				"a label or latest\n", c->env->version);
+		record__set_exit(c, RECORD_EXIT_NOT_FOUND);
+		return n;
+	}
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		for (int k = 0; g->info && k < n && k < MAX_MATCHES; k++)
+			c->selected[i] |= matches[k] == g->info;
+		kept += c->selected[i] && g->samples;
+	}
+	if (!kept) {
+		fprintf(stderr, "isoprof: no isolate of script '%s'%s%s ran during the window; ",
+			c->env->script, c->env->version ? " version " : "",
+			c->env->version ? c->env->version : "");
+		print_running_scripts(c);
+		/* known but idle (send traffic and retry) is not the same as unknown */
+		n = isolate_registry__match(c->isolates, c->env->script, c->env->version, NULL,
+					    NULL, matches, 1);
+		record__set_exit(c, n > 0 ? RECORD_EXIT_NO_SAMPLES : RECORD_EXIT_NOT_FOUND);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* Samples to isolates, then the groups --script/--version keep. */
+static int attribute_samples(struct capture *c)
+{
+	int err;
+
+	/* code logs first: the frame table takes inlined functions from them */
+	err = isolate_registry__refresh(c->isolates);
+	if (err == -ENOMEM)
+		return err;
+	c->ft = frame_table__build(c->store, c->sym, c->isolates);
+	if (!c->ft)
+		return -ENOMEM;
+	err = attribution__build(&c->attr, c->store, c->ft, c->isolates);
+	if (err)
+		return err;
+	c->selected = calloc(c->attr.ngroups + 1, sizeof(*c->selected));
+	c->group_profiles = calloc(c->attr.ngroups + 1, sizeof(*c->group_profiles));
+	c->group_paths = calloc(c->attr.ngroups + 1, sizeof(*c->group_paths));
+	if (!c->selected || !c->group_profiles || !c->group_paths)
+		return -ENOMEM;
+	return select_groups(c);
+}
+
+static void accumulate(struct cpu_profile_stats *sum, const struct cpu_profile_stats *one)
+{
+	sum->samples += one->samples;
+	sum->frames += one->frames;
+	sum->unsymbolized_frames += one->unsymbolized_frames;
+	sum->jit_leaf_samples += one->jit_leaf_samples;
+	sum->jit_leaf_named += one->jit_leaf_named;
+	for (int i = 0; i < NR_SAMPLE_CLASSES; i++)
+		sum->class_samples[i] += one->class_samples[i];
+	for (size_t i = 0; i < one->nr_no_perfmap_pids; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < sum->nr_no_perfmap_pids; j++)
+			seen |= sum->no_perfmap_pids[j] == one->no_perfmap_pids[i];
+		if (!seen && sum->nr_no_perfmap_pids < CPU_PROFILE_MAX_HINT_PIDS)
+			sum->no_perfmap_pids[sum->nr_no_perfmap_pids++] = one->no_perfmap_pids[i];
+	}
+}
+
+struct group_filter {
+	const struct attribution *attr;
+	const struct isolate_group *group; /* one group, or NULL: ... */
+	bool outside_only;		   /* ... every sample outside isolates */
+	const bool *selected;		   /* ... or the selected groups */
+};
+
+static bool keep_sample(const struct stored_sample *s, void *ctx)
+{
+	const struct group_filter *f = ctx;
+	const struct isolate_group *g = attribution__group_of(f->attr, s);
+
+	if (f->group)
+		return g == f->group;
+	if (f->outside_only)
+		return !g->isolate;
+	return f->selected[g - f->attr->groups];
+}
+
+/*
+ * Write one profile to path (NULL: build it only) and, for a group the V8
+ * side needs, keep it parsed in c->group_profiles[group].
+ */
+static int write_one(struct capture *c, struct cpu_profile_info *info, struct group_filter *filter,
+		     const char *path, ssize_t group)
+{
+	struct cpu_profile_stats st;
+	struct pprof_builder *b;
+	uint8_t *bytes = NULL;
+	size_t len;
+	char why[128];
+	int err;
+
+	info->filter = keep_sample;
+	info->filter_ctx = filter;
+	err = cpu_profile__build(c->store, c->ft, c->sym, info, &b, &st);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot build %s: %s\n", path ? path : "a profile",
+			strerror(-err));
+		return err;
+	}
+	if (path) {
+		err = pprof_builder__write_file(b, path, !c->env->raw);
+		if (err) {
+			fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
+			pprof_builder__free(b);
+			return err;
+		}
+	}
+	if (group >= 0 && c->keep_group_profiles) {
+		/* the V8 side maps and cross-checks on exactly what was written */
+		err = pprof_builder__serialize(b, false, &bytes, &len);
+		if (!err)
+			err = pprof_profile__parse(bytes, len, &c->group_profiles[group], why,
+						   sizeof(why));
+		free(bytes);
+		if (err == -ENOMEM) {
+			pprof_builder__free(b);
+			return err;
+		}
+		if (path)
+			c->group_paths[group] = strdup(path);
+	}
+	pprof_builder__free(b);
+	if (!path)
+		return 0;
+	accumulate(&c->stats, &st);
+	c->nwritten++;
+	if (!c->first_written[0])
+		snprintf(c->first_written, sizeof(c->first_written), "%s", path);
+	return 0;
+}
+
+/*
+ * --out-dir: one profile per isolate, one for what ran outside any isolate.
+ * For --type heap the isolates' CPU profiles are built, not written: the
+ * V8 side maps heap profiles to isolates with them.
+ */
+static int write_per_isolate(struct capture *c, struct cpu_profile_info *info)
+{
+	const char *suffix = c->env->raw ? "cpu.pb" : "cpu.pb.gz";
+	struct group_filter filter = { .attr = &c->attr };
+	bool write = c->env->type == RECORD_CPU;
+	char path[PATH_MAX];
+	bool outside = false;
+	int err;
+
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (!g->isolate) {
+			outside |= c->selected[i];
+			continue;
+		}
+		if (!c->selected[i])
+			continue;
+		err = record__group_path(c, g, suffix, path, sizeof(path));
+		if (err)
+			return err;
+		filter.group = g;
+		err = write_one(c, info, &filter, write ? path : NULL, (ssize_t)i);
+		if (err)
+			return err;
+	}
+	if (outside && write) {
+		filter.group = NULL;
+		filter.outside_only = true;
+		snprintf(path, sizeof(path), "%s/no-isolate-%s", c->env->out_dir, suffix);
+		return write_one(c, info, &filter, path, -1);
+	}
+	return 0;
+}
+
+/* The profiles' comments: how the capture went.  Some may be NULL (ENOMEM). */
+static size_t profile_comments(const struct capture *c, const struct isoprof_counters *cnt,
+			       char *comments[MAX_COMMENTS])
+{
+	uint64_t window = c->window_end_ns - c->window_start_ns;
+	const char *const *notes;
+	size_t n = 0, nnotes;
+	char when[64];
+	struct tm tm;
+
+	gmtime_r(&c->wall_start.tv_sec, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	comments[n++] = record__asprintf("command: %s", isoprof_command_line);
+	comments[n++] = record__asprintf("window: %s + %.3f s", when, window / 1e9);
+	comments[n++] = record__asprintf(
+		"start-up: sampling armed %.1f ms after launch, symbol tables loaded at %.1f ms",
+		(c->armed_ns - c->launch_ns) / 1e6, (c->symbols_ns - c->launch_ns) / 1e6);
+	comments[n++] = record__asprintf(
+		"rate: %ld Hz per CPU (period %llu ns), cpu-clock on %d CPUs", c->env->frequency_hz,
+		sampler__period_ns(c->sampler), c->ncpus);
+	comments[n++] = record__asprintf("samples: %zu kept; lost: %llu (ring buffer full)",
+					 sample_store__count(c->store),
+					 (unsigned long long)cnt->lost_ringbuf_full);
+	comments[n++] = record__asprintf(
+		"stacks: truncated user %llu, kernel %llu; read errors user %llu, kernel %llu",
+		(unsigned long long)cnt->user_truncated, (unsigned long long)cnt->kernel_truncated,
+		(unsigned long long)cnt->user_stack_errors,
+		(unsigned long long)cnt->kernel_stack_errors);
+	for (int i = 0; i < c->ntargets && n < MAX_COMMENTS - 8; i++) {
+		const struct target_state *t = &c->targets[i];
+
+		if (t->exited)
+			comments[n++] = record__asprintf(
+				"note: pid %d (%s) exited %.3f s into the window", t->pid, t->comm,
+				t->exited_after_ns / 1e9);
+	}
+	for (size_t i = 0; i < c->attr.ngroups && n < MAX_COMMENTS - 4; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (c->selected[i] && g->isolate && record__is_deopt_loop(g))
+			comments[n++] = record__asprintf(
+				"note: isolate %s (%s): %.1f%% of its samples in V8's deoptimizer, "
+				"a deopt loop", g->isolate_str, isolate_group__script(g),
+				100.0 * g->deopt_samples / g->samples);
+	}
+	nnotes = symbolizer__notes(c->sym, &notes);
+	for (size_t i = 0; i < nnotes && n < MAX_COMMENTS; i++)
+		comments[n++] = record__asprintf("note: %s", notes[i]);
+	return n;
+}
+
+int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt,
+			   double *process_ms)
+{
+	char *comments[MAX_COMMENTS];
+	size_t ncomments = 0;
+	uint64_t t0 = monotime_ns();
+	struct cpu_profile_info info = {
+		.time_nanos = (int64_t)c->wall_start.tv_sec * 1000000000ll + c->wall_start.tv_nsec,
+		.duration_nanos = (int64_t)(c->window_end_ns - c->window_start_ns),
+		.period_ns = sampler__period_ns(c->sampler),
+		.attr = attribution__sample_attr,
+		.attr_ctx = &c->attr,
+	};
+	struct group_filter filter = { .attr = &c->attr };
+	int err;
+
+	err = attribute_samples(c);
+	if (err)
+		return err;
+	ncomments = profile_comments(c, cnt, comments);
+	for (size_t i = 0; i < ncomments; i++) {
+		if (!comments[i]) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	info.comments = (const char *const *)comments;
+	info.ncomments = ncomments;
+	if (c->env->out_dir || c->env->type == RECORD_HEAP) {
+		err = write_per_isolate(c, &info);
+	} else {
+		filter.selected = c->selected;
+		err = write_one(c, &info, &filter, c->env->output, -1);
+	}
+out:
+	for (size_t i = 0; i < ncomments; i++)
+		free(comments[i]);
+	*process_ms = (monotime_ns() - t0) / 1e6;
+	return err;
+}

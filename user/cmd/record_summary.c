@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * record's summary: what a --type cpu capture wrote and how it went, on
+ * stderr after the profiles; see record.h.
+ */
+#include <stdio.h>
+
+#include "proto/profile_vocab.h"
+#include "user/cmd/record.h"
+
+/* What was written, and what the sampler lost on the way. */
+static void print_totals(const struct capture *c, const struct isoprof_counters *cnt,
+			 double process_ms)
+{
+	const struct cpu_profile_stats *stats = &c->stats;
+	size_t total = sample_store__count(c->store);
+
+	if (c->nwritten == 1)
+		fprintf(stderr, "isoprof: wrote %s", c->first_written);
+	else
+		fprintf(stderr, "isoprof: wrote %zu profiles to %s", c->nwritten,
+			c->env->out_dir ? c->env->out_dir : ".");
+	fprintf(stderr,
+		" (%s): %llu of %zu samples over %.2f s at %ld Hz on %d CPUs, "
+		"armed %.0f ms after launch (symbols loaded at %.0f ms), post-processing %.0f ms\n",
+		c->env->raw ? "pprof, raw protobuf" : "pprof, gzip",
+		(unsigned long long)stats->samples, total,
+		(c->window_end_ns - c->window_start_ns) / 1e9, c->env->frequency_hz, c->ncpus,
+		(c->armed_ns - c->launch_ns) / 1e6, (c->symbols_ns - c->launch_ns) / 1e6,
+		process_ms);
+	fprintf(stderr,
+		"isoprof: lost %llu samples (ring buffer full); truncated stacks: user %llu, "
+		"kernel %llu; stack read errors: user %llu, kernel %llu; unnamed frames %llu of %llu\n",
+		(unsigned long long)cnt->lost_ringbuf_full,
+		(unsigned long long)cnt->user_truncated, (unsigned long long)cnt->kernel_truncated,
+		(unsigned long long)cnt->user_stack_errors,
+		(unsigned long long)cnt->kernel_stack_errors,
+		(unsigned long long)stats->unsymbolized_frames, (unsigned long long)stats->frames);
+}
+
+static void print_targets(const struct capture *c, size_t total)
+{
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct target_state *t = &c->targets[i];
+
+		fprintf(stderr, "  pid %-7d %-16s %7llu samples %5.1f%%  %s%s\n", t->pid, t->comm,
+			(unsigned long long)t->samples, total ? 100.0 * t->samples / total : 0.0,
+			t->v8 ? discover__runtime_name(t->v8->runtime) : "not a V8 runtime",
+			t->v8 && !t->v8->tls.supported ? " (isolates not readable)" : "");
+	}
+}
+
+static void print_classes(const uint64_t *class_samples, uint64_t total)
+{
+	for (int k = 0; k < NR_SAMPLE_CLASSES; k++)
+		if (class_samples[k])
+			fprintf(stderr, " %s %.1f%%", sample_class__str(k),
+				100.0 * class_samples[k] / total);
+	fputc('\n', stderr);
+}
+
+/* The selected isolates (and what ran outside any), with their classes. */
+static void print_groups(const struct capture *c, size_t total)
+{
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (!c->selected[i])
+			continue;
+		if (g->isolate)
+			fprintf(stderr, "  isolate %s %s version %s (pid %u): %llu samples %.1f%%:",
+				g->isolate_str, isolate_group__script(g), isolate_group__version(g),
+				g->pid, (unsigned long long)g->samples, 100.0 * g->samples / total);
+		else
+			fprintf(stderr, "  outside isolates (pid %u): %llu samples %.1f%%:", g->pid,
+				(unsigned long long)g->samples, 100.0 * g->samples / total);
+		print_classes(g->class_samples, g->samples);
+		if (g->isolate && record__is_deopt_loop(g))
+			fprintf(stderr,
+				"    %.1f%% of its samples in V8's deoptimizer: code is deoptimized "
+				"over and over (a deopt loop; V8's --trace-deopt names the function "
+				"and the reason)\n",
+				100.0 * g->deopt_samples / g->samples);
+	}
+}
+
+/* How well JIT code was named, what to fix when it was not, targets that exited. */
+static void print_notes(const struct capture *c)
+{
+	const struct cpu_profile_stats *stats = &c->stats;
+	const char *const *notes;
+	size_t nnotes;
+
+	if (stats->jit_leaf_samples)
+		fprintf(stderr, "isoprof: JIT-leaf samples: %llu, named %llu (%.1f%%)\n",
+			(unsigned long long)stats->jit_leaf_samples,
+			(unsigned long long)stats->jit_leaf_named,
+			100.0 * stats->jit_leaf_named / stats->jit_leaf_samples);
+	for (size_t i = 0; i < stats->nr_no_perfmap_pids; i++) {
+		char hint[400];
+
+		cpu_profile__no_perfmap_hint(stats->no_perfmap_pids[i], hint, sizeof(hint));
+		fprintf(stderr, "isoprof: %s\n", hint);
+	}
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct target_state *t = &c->targets[i];
+
+		if (t->exited)
+			fprintf(stderr,
+				"isoprof: note: pid %d exited %.2f s into the window; the profile "
+				"holds what was collected before\n",
+				t->pid, t->exited_after_ns / 1e9);
+	}
+	nnotes = symbolizer__notes(c->sym, &notes);
+	for (size_t i = 0; i < nnotes; i++)
+		fprintf(stderr, "isoprof: note: %s\n", notes[i]);
+}
+
+void record_summary__print(const struct capture *c, const struct isoprof_counters *cnt,
+			   double process_ms)
+{
+	size_t total = sample_store__count(c->store);
+
+	print_totals(c, cnt, process_ms);
+	print_targets(c, total);
+	print_groups(c, total);
+	print_notes(c);
+}
+
+void record_summary__print_bpf_stats(const struct capture *c, const struct isoprof_counters *cnt)
+{
+	unsigned long long run_ns, runs;
+
+	if (sampler__prog_stats(c->sampler, &run_ns, &runs) || !runs) {
+		fprintf(stderr, "isoprof: BPF run-time stats unavailable\n");
+		return;
+	}
+	/* Runs that are not on a target return after one hash lookup. */
+	fprintf(stderr,
+		"isoprof: BPF sampler: %llu runs, %llu ns total, %.0f ns per run; "
+		"%llu on targets, at most %.0f ns per target sample\n",
+		runs, run_ns, (double)run_ns / runs, (unsigned long long)cnt->events,
+		cnt->events ? (double)run_ns / cnt->events : 0.0);
+}
