@@ -3,7 +3,7 @@
 # outside the repository and the temp dirs it makes itself passes on the
 # machine where that path was left by hand and fails on every fresh host.
 #
-# Flags literals such as /tmp/wdt, /var/tmp/x, /dev/shm/x or /home/me in
+# Flags literals such as /tmp/<name>, /var/tmp/<name>, /dev/shm/<name> or /home/<user> in
 # the repository's code (tests, scripts, bench, build and CI files).
 # Allowed: mktemp templates (XXXXXX), and /tmp/perf-PID.map, which is where
 # V8 itself writes its perf map (tests remove the maps of the runtimes they
