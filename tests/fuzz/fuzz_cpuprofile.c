@@ -11,24 +11,12 @@
 #include <string.h>
 
 #include "proto/v8profile.h"
+#include "tests/fuzz/fuzz_devnull.h"
 
 /* from_pprof writes one `samples` entry per count: keep iterations fast. */
 #define MAX_ROUND_TRIP_SAMPLES 100000
 
-static FILE *devnull;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	devnull = fopen("/dev/null", "w");
-	if (!devnull)
-		abort();
-	return 0;
-}
 
 static struct pprof_profile *reread(struct pprof_builder *b)
 {

@@ -10,21 +10,9 @@
 
 #include "user/report/flame_svg.h"
 #include "proto/pprof_reader.h"
+#include "tests/fuzz/fuzz_devnull.h"
 
-static FILE *devnull;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	devnull = fopen("/dev/null", "w");
-	if (!devnull)
-		abort();
-	return 0;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -12,21 +12,9 @@
 
 #include "proto/folded.h"
 #include "proto/profile_file.h"
+#include "tests/fuzz/fuzz_devnull.h"
 
-static FILE *devnull;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	devnull = fopen("/dev/null", "w");
-	if (!devnull)
-		abort();
-	return 0;
-}
 
 static void run(const uint8_t *data, size_t size, unsigned int formats)
 {
