@@ -6,6 +6,9 @@
 #       workerd there; sets WORKERD_PID.  Logs: DIR/workerd.log, code logs
 #       in DIR/v8logs/.
 #   demo_wait_http URL   waits until the URL answers (10 s at most)
+#   demo_wait_optimized DIR SECONDS "FUNC SCRIPT"...
+#                        waits until V8's code logs in DIR/v8logs hold
+#                        TurboFan code of each function (see below)
 #   demo_stop            stops workerd (TERM, then KILL)
 
 DEMO_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")/demo" && pwd)
@@ -44,6 +47,27 @@ demo_wait_http() {
 		sleep 0.1
 	done
 	echo "no answer from $1" >&2
+	return 1
+}
+
+# V8 pauses its code log (--log-code) while its own CPU profiler runs, so
+# code compiled during a `record --v8` window never reaches the log, and
+# isoprof cannot tell what that code inlined (docs/v8-profiler.md).  A
+# capture that compares the two profilers therefore starts once the hot
+# functions' optimized code is logged.  Returns 1 after SECONDS without it.
+demo_wait_optimized() {
+	local dir=$1 secs=$2 i spec fn script all
+	shift 2
+	for i in $(seq $((secs * 10))); do
+		all=1
+		for spec in "$@"; do
+			fn=${spec%% *} script=${spec#* }
+			grep -qE "^code-creation,JS,[0-9]+,[0-9]+,0x[0-9a-f]+,[0-9]+,$fn ${script//./\\.}:[0-9]+:[0-9]+,0x[0-9a-f]+,\\*" \
+				"$dir"/v8logs/isolate-*.log 2>/dev/null || { all=; break; }
+		done
+		[ -n "$all" ] && return 0
+		sleep 0.1
+	done
 	return 1
 }
 
