@@ -12,6 +12,7 @@ PACKAGES=(
 	libjson-c-dev libmicrohttpd-dev
 	libcmocka-dev libclang-rt-14-dev
 	golang-go linux-perf wrk procps curl nodejs python3
+	strace time iproute2 util-linux
 	chromium
 )
 
@@ -19,6 +20,7 @@ PACKAGES=(
 CHECKS=(
 	"cmd:gcc" "cmd:clang" "cmd:make" "cmd:bpftool" "cmd:protoc-c" "cmd:go"
 	"cmd:perf" "cmd:wrk" "cmd:objcopy" "cmd:strip" "cmd:curl" "cmd:node" "cmd:npm" "cmd:python3"
+	"cmd:strace" "file:/usr/bin/time" "cmd:ip" "cmd:ss" "cmd:unshare" "cmd:setpriv" "cmd:prlimit"
 	"file:/usr/bin/chromium"
 	"file:/usr/include/bpf/libbpf.h" "file:/usr/include/libelf.h"
 	"file:/usr/include/gelf.h" "file:/usr/include/zlib.h"
