@@ -4,10 +4,12 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/fileio.h"
+#include "lib/monotime.h"
 
 /* fd to its end into a malloc()ed buffer; size_hint (0: unknown) sizes the first read. */
 static int read_fd(int fd, size_t max, size_t size_hint, uint8_t **data, size_t *len)
@@ -131,49 +133,121 @@ int fileio__write_all(int fd, const void *buf, size_t len)
 
 static void atomic_file__release(struct atomic_file *af)
 {
+	if (af->own_dirfd && af->dirfd >= 0)
+		close(af->dirfd);
 	free(af->path);
 	free(af->tmp);
 	memset(af, 0, sizeof(*af));
+	af->dirfd = -1;
 }
 
-int atomic_file__open(struct atomic_file *af, const char *path, mode_t mode)
+/* A name in a directory, not a path: no '/', not "", "." or "..". */
+static bool is_plain_name(const char *name)
 {
-	const char *slash = strrchr(path, '/');
-	size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+	return *name && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, "..");
+}
+
+/*
+ * The temporary file, created, never opened: O_EXCL refuses any existing
+ * name, a symlink included, so nothing planted at a guessed name is
+ * followed or truncated.  The name is unpredictable all the same.
+ */
+static int create_tmp(struct atomic_file *af, const char *name)
+{
+	static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	size_t n = strlen(name) + sizeof("..tmp.XXXXXXXXXX");
+	uint8_t rnd[10];
+	int fd;
+
+	af->tmp = malloc(n);
+	if (!af->tmp)
+		return -ENOMEM;
+	for (int tries = 0; tries < 100; tries++) {
+		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+			uint64_t x = monotime_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries;
+
+			for (size_t i = 0; i < sizeof(rnd); i++, x >>= 6)
+				rnd[i] = (uint8_t)x;
+		}
+		snprintf(af->tmp, n, ".%s.tmp.", name);
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			af->tmp[strlen(name) + 6 + i] = digits[rnd[i] % (sizeof(digits) - 1)];
+		af->tmp[n - 1] = '\0';
+		fd = openat(af->dirfd, af->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
+		if (fd >= 0)
+			return fd;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+int atomic_file__openat(struct atomic_file *af, int dirfd, const char *name, mode_t mode)
+{
 	int fd, err;
 
 	memset(af, 0, sizeof(*af));
-	if (!*path || (slash && !slash[1]))
+	af->dirfd = dirfd;
+	if (!is_plain_name(name))
 		return -EINVAL;
 	af->mode = mode;
-	if (!strcmp(path, "-")) {
-		af->f = stdout;
-		return 0;
-	}
-	af->path = strdup(path);
-	af->tmp = malloc(strlen(path) + sizeof("/..tmp.XXXXXX"));
-	if (!af->path || !af->tmp) {
+	af->path = strdup(name);
+	if (!af->path) {
 		atomic_file__release(af);
 		return -ENOMEM;
 	}
-	memcpy(af->tmp, path, dirlen);
-	strcpy(af->tmp + dirlen, ".");
-	strcat(af->tmp + dirlen, path + dirlen);
-	strcat(af->tmp + dirlen, ".tmp.XXXXXX");
-	fd = mkstemp(af->tmp);
+	fd = create_tmp(af, name);
 	if (fd < 0) {
-		err = -errno;
 		atomic_file__release(af);
-		return err;
+		return fd;
 	}
 	af->f = fdopen(fd, "w");
 	if (!af->f) {
 		err = -errno;
 		close(fd);
-		unlink(af->tmp);
+		unlinkat(af->dirfd, af->tmp, 0);
 		atomic_file__release(af);
 		return err;
 	}
+	return 0;
+}
+
+int atomic_file__open(struct atomic_file *af, const char *path, mode_t mode)
+{
+	const char *slash = strrchr(path, '/');
+	char *dir;
+	int dirfd, err;
+
+	memset(af, 0, sizeof(*af));
+	af->dirfd = -1;
+	if (!*path || (slash && !slash[1]))
+		return -EINVAL;
+	if (!strcmp(path, "-")) {
+		af->mode = mode;
+		af->f = stdout;
+		return 0;
+	}
+	if (!slash)
+		dir = strdup(".");
+	else if (slash == path)
+		dir = strdup("/");
+	else
+		dir = strndup(path, (size_t)(slash - path));
+	if (!dir)
+		return -ENOMEM;
+	/* one directory for the whole write, whatever its path names meanwhile */
+	dirfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = dirfd < 0 ? -errno : 0;
+	free(dir);
+	if (err)
+		return err;
+	err = atomic_file__openat(af, dirfd, slash ? slash + 1 : path, mode);
+	if (err) {
+		close(dirfd);
+		return err;
+	}
+	af->own_dirfd = true;
 	return 0;
 }
 
@@ -195,10 +269,11 @@ int atomic_file__commit(struct atomic_file *af)
 	if (fclose(af->f) && !err)
 		err = -errno;
 	af->f = NULL;
-	if (!err && rename(af->tmp, af->path) < 0)
+	/* rename() replaces a symlink at the name; it never follows it */
+	if (!err && renameat(af->dirfd, af->tmp, af->dirfd, af->path) < 0)
 		err = -errno;
 	if (err)
-		unlink(af->tmp);
+		unlinkat(af->dirfd, af->tmp, 0);
 	atomic_file__release(af);
 	return err;
 }
@@ -207,9 +282,21 @@ void atomic_file__abort(struct atomic_file *af)
 {
 	if (af->f && af->tmp) {
 		fclose(af->f);
-		unlink(af->tmp);
+		unlinkat(af->dirfd, af->tmp, 0);
 	}
 	atomic_file__release(af);
+}
+
+static int write_all_atomic(struct atomic_file *af, const void *data, size_t len)
+{
+	int err;
+
+	if (len && fwrite(data, 1, len, af->f) != len) {
+		err = -(errno ? errno : EIO);
+		atomic_file__abort(af);
+		return err;
+	}
+	return atomic_file__commit(af);
 }
 
 int fileio__write_atomic(const char *path, const void *data, size_t len, mode_t mode)
@@ -217,14 +304,64 @@ int fileio__write_atomic(const char *path, const void *data, size_t len, mode_t 
 	struct atomic_file af;
 	int err = atomic_file__open(&af, path, mode);
 
-	if (err)
-		return err;
-	if (len && fwrite(data, 1, len, af.f) != len) {
-		err = -(errno ? errno : EIO);
-		atomic_file__abort(&af);
+	return err ? err : write_all_atomic(&af, data, len);
+}
+
+int fileio__write_atomic_at(int dirfd, const char *name, const void *data, size_t len,
+			    mode_t mode)
+{
+	struct atomic_file af;
+	int err = atomic_file__openat(&af, dirfd, name, mode);
+
+	return err ? err : write_all_atomic(&af, data, len);
+}
+
+int fileio__open_out_dir(const char *path, bool create, int *dirfd, char *why, size_t len)
+{
+	uid_t me = geteuid();
+	struct stat st;
+	int fd, err;
+
+	*dirfd = -1;
+	if (why && len)
+		why[0] = '\0';
+	if (create && mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		/* O_NOFOLLOW|O_DIRECTORY on a symlink: ELOOP, or ENOTDIR on some kernels */
+		if ((err == -ELOOP || err == -ENOTDIR) && !lstat(path, &st) && S_ISLNK(st.st_mode)) {
+			if (why)
+				snprintf(why, len, "a symbolic link; name the directory itself");
+			return -EPERM;
+		}
 		return err;
 	}
-	return atomic_file__commit(&af);
+	if (fstat(fd, &st) < 0) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	err = 0;
+	if (st.st_uid != me && st.st_uid != 0) {
+		if (why)
+			snprintf(why, len, "owned by uid %u, another user, who could swap its files",
+				 (unsigned int)st.st_uid);
+		err = -EPERM;
+	} else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
+		if (why)
+			snprintf(why, len, "writable by %s (mode %04o) and not sticky: others could "
+				 "replace its files", st.st_mode & S_IWOTH ? "every user" : "its group",
+				 (unsigned int)(st.st_mode & 07777));
+		err = -EPERM;
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*dirfd = fd;
+	return 0;
 }
 
 void fileio__name_part(const char *in, char *out, size_t len)

@@ -4,13 +4,17 @@
  * outputs (profiles, pages, reports).  Files a target controls are not
  * read through here but through their parsers' readers.
  *
- * An atomic write goes to a temporary file that mkstemp() creates next to
- * the destination (".NAME.tmp.XXXXXX": same directory, so rename() never
- * crosses filesystems, and an unpredictable name), is fsync()ed, then
- * renamed over the destination: a reader sees the old file or the whole
- * new one, never a part.  On any error the temporary file is removed and
- * the destination is untouched.  "-" as a path means standard output,
- * written directly.
+ * An atomic write goes to a temporary file created next to the destination
+ * (".NAME.tmp.XXXXXXXXXX": same directory, so rename() never crosses
+ * filesystems, and an unpredictable name) with O_CREAT|O_EXCL|O_NOFOLLOW,
+ * so no file or symlink planted at that name is ever followed or
+ * truncated; it is fsync()ed, then renamed over the destination, which
+ * replaces a symlink there rather than following it: a reader sees the old
+ * file or the whole new one, never a part.  The directory is opened once
+ * and both names are used relative to it.  On any error the temporary
+ * file is removed and the destination is untouched.  "-" as a path means
+ * standard output, written directly (not so for the *at() forms, where
+ * "-" is a name like any other).
  *
  * Actions return 0 or a negative errno.
  */
@@ -44,18 +48,27 @@ int fileio__read_fd(int fd, size_t max, uint8_t **data, size_t *len);
 int fileio__write_all(int fd, const void *buf, size_t len);
 
 struct atomic_file {
-	char *path;	/* destination */
-	char *tmp;	/* the temporary file; NULL for standard output */
+	char *path;	/* destination's name in dirfd; NULL for standard output */
+	char *tmp;	/* the temporary file's name in dirfd; NULL for standard output */
 	FILE *f;
 	mode_t mode;
+	int dirfd;	/* the directory of both */
+	bool own_dirfd;	/* opened by atomic_file__open(), closed with the struct */
 };
 
 /*
  * Start writing path ("-": standard output) with the given permission bits
- * (mkstemp() creates 0600; 0644 suits an ordinary output file).  Write to
- * af->f, then atomic_file__commit() or atomic_file__abort().
+ * (the temporary file is created 0600; 0644 suits an ordinary output
+ * file).  Write to af->f, then atomic_file__commit() or
+ * atomic_file__abort().
  */
 int atomic_file__open(struct atomic_file *af, const char *path, mode_t mode);
+
+/*
+ * The same for name (one path component: -EINVAL for "", ".", ".." or a
+ * '/') in the open directory dirfd, which stays the caller's.
+ */
+int atomic_file__openat(struct atomic_file *af, int dirfd, const char *name, mode_t mode);
 
 /* Flush, fsync and rename into place; the struct is released either way. */
 int atomic_file__commit(struct atomic_file *af);
@@ -65,6 +78,23 @@ void atomic_file__abort(struct atomic_file *af);
 
 /* data[0..len) to path atomically (see above). */
 int fileio__write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+/* data[0..len) to name in directory dirfd atomically. */
+int fileio__write_atomic_at(int dirfd, const char *name, const void *data, size_t len,
+			    mode_t mode);
+
+/*
+ * Open the directory at path (made 0755 first when create and missing) to
+ * write outputs into, once: *dirfd is an O_DIRECTORY descriptor that later
+ * writes use with the *at() forms, so a path swapped meanwhile changes
+ * nothing.  A directory another user could use against isoprof is
+ * refused with -EPERM and a sentence in why: a symlink (path's last
+ * component is not followed), one owned by a user other than isoprof's
+ * own and root, one its group or others can write to unless it is sticky
+ * (like /tmp: nobody else can rename or remove isoprof's files there).
+ * Other errors: -errno of mkdir(), open().
+ */
+int fileio__open_out_dir(const char *path, bool create, int *dirfd, char *why, size_t len);
 
 /*
  * A file name part made from any text (a script name, a URL, an inspector

@@ -1,54 +1,164 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * caps: the privilege plan; see caps.h.  What each capability is for is
+ * said once, in caps__phase_set(); docs/security.md repeats it for
+ * operators.
+ */
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
+#include <linux/securebits.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 
 #include "user/capture/caps.h"
 
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
 #ifndef CAP_BPF
 #define CAP_BPF 39
 #endif
 #ifndef CAP_CHECKPOINT_RESTORE
 #define CAP_CHECKPOINT_RESTORE 40
 #endif
+#ifndef PR_CAP_AMBIENT
+#define PR_CAP_AMBIENT 47
+#define PR_CAP_AMBIENT_CLEAR_ALL 4
+#endif
 
-static bool kernel_checks_every_bpf_command(void)
+#define BIT(cap) (1ull << (cap))
+
+static unsigned int caps_needs;
+
+/* The running kernel is older than major.minor (unknown: assume older). */
+static bool kernel_before(int major, int minor)
 {
 	struct utsname u;
-	int major = 0, minor = 0;
+	int ma = 0, mi = 0;
 
-	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
 		return true;
-	return major < 6 || (major == 6 && minor < 5);
+	return ma < major || (ma == major && mi < minor);
 }
 
-int caps__drop_after_attach(void)
+uint64_t caps__phase_set(enum caps_phase phase, unsigned int needs)
+{
+	uint64_t read =
+		/* /proc/PID/{maps,exe,fd,root,environ} of other users' processes */
+		BIT(CAP_SYS_PTRACE) |
+		/* their files (ELF, perf maps, code logs) in directories not open to root */
+		BIT(CAP_DAC_READ_SEARCH) |
+		/* /proc/PID/map_files/: the mapped file itself, in any mount namespace (5.9+) */
+		BIT(CAP_CHECKPOINT_RESTORE);
+	uint64_t set;
+
+	/* kernel addresses in /proc/kallsyms (kptr_restrict, perf_event_paranoid > 1) */
+	if (needs & CAPS_NEED_KSYMS)
+		read |= BIT(CAP_SYSLOG);
+	switch (phase) {
+	case CAPS_DISCOVERY:
+		return read;
+	case CAPS_INSPECTOR:
+		/* setns() into a target's network namespace to reach its loopback inspector */
+		return read | (needs & CAPS_NEED_NETNS ? BIT(CAP_SYS_ADMIN) : 0);
+	case CAPS_ARMING:
+		if (!(needs & CAPS_NEED_BPF))
+			return read;
+		/* load the program and its maps; system-wide cpu-clock perf events */
+		set = read | BIT(CAP_BPF) | BIT(CAP_PERFMON);
+		/* before 5.11, BPF maps count against RLIMIT_MEMLOCK, which libbpf raises */
+		if (kernel_before(5, 11))
+			set |= BIT(CAP_SYS_RESOURCE);
+		/* BPF_ENABLE_STATS (--bpf-stats) is checked against CAP_SYS_ADMIN */
+		if (needs & CAPS_NEED_BPF_STATS)
+			set |= BIT(CAP_SYS_ADMIN);
+		return set;
+	case CAPS_READING:
+		/*
+		 * Before 6.5 every bpf() command is checked, even a map update
+		 * or lookup on a descriptor isoprof holds (targets removed,
+		 * counters read).
+		 */
+		if ((needs & CAPS_NEED_BPF) && kernel_before(6, 5))
+			return read | BIT(CAP_BPF);
+		return read;
+	case CAPS_NOTHING:
+	default:
+		return 0;
+	}
+}
+
+/* What phase and every phase after it use: the permitted set while in phase. */
+static uint64_t keep_from(enum caps_phase phase)
+{
+	uint64_t keep = 0;
+
+	if (phase == CAPS_NOTHING)
+		return 0;
+	for (int p = phase; p < CAPS_NOTHING; p++)
+		keep |= caps__phase_set(p, caps_needs);
+	return keep;
+}
+
+int caps__enter(enum caps_phase phase)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-	int keep[] = { CAP_SYS_PTRACE, CAP_SYSLOG, CAP_DAC_READ_SEARCH, CAP_DAC_OVERRIDE,
-		       CAP_CHECKPOINT_RESTORE, -1 };
-	__u32 mask[_LINUX_CAPABILITY_U32S_3] = { 0 };
+	uint64_t eff = caps__phase_set(phase, caps_needs), perm = keep_from(phase);
 
-	if (kernel_checks_every_bpf_command())
-		keep[sizeof(keep) / sizeof(keep[0]) - 1] = CAP_BPF;
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
-		if (keep[i] >= 0)
-			mask[keep[i] / 32] |= 1u << (keep[i] % 32);
-	}
 	if (syscall(SYS_capget, &hdr, data))
 		return -errno;
 	for (int i = 0; i < _LINUX_CAPABILITY_U32S_3; i++) {
-		data[i].effective &= mask[i];
-		data[i].permitted &= mask[i];
+		/* never more than is held: capset() refuses to add to permitted */
+		data[i].permitted &= (uint32_t)(perm >> (32 * i));
+		data[i].effective = data[i].permitted & (uint32_t)(eff >> (32 * i));
 		data[i].inheritable = 0;
 	}
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
 	return 0;
+}
+
+static bool holds(int cap)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[cap / 32].effective & (1u << (cap % 32));
+}
+
+int caps__start(enum caps_phase first, unsigned int needs)
+{
+	uint64_t keep;
+	int bits;
+
+	caps_needs = needs;
+	keep = keep_from(first);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	/* before 4.3 there is no ambient set, so nothing to clear */
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) && errno != EINVAL)
+		return -errno;
+	if (holds(CAP_SETPCAP)) {
+		/* the kernel's last capability ends the loop (EINVAL past it) */
+		for (int cap = 0; cap < 64 && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) >= 0; cap++) {
+			if (!(keep & BIT(cap)) && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0))
+				return -errno;
+		}
+		/* an execve() as root grants nothing, and ambient raises are refused */
+		bits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+		if (bits >= 0 &&
+		    prctl(PR_SET_SECUREBITS, (unsigned long)bits | SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
+			  SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+			  0, 0, 0))
+			return -errno;
+	}
+	return caps__enter(first);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "lib/monotime.h"
+#include "user/capture/caps.h"
 #include "user/cmd/commands.h"
 #include "user/cmd/options.h"
 #include "user/cmd/record.h"
@@ -133,7 +134,7 @@ static int prepare(struct capture *c)
 
 	if (!env->output && !env->out_dir)
 		env->output = env->type == RECORD_HEAP ? "isoprof-heap.pb.gz" : "isoprof-cpu.pb.gz";
-	err = record_profiles__probe_output(env);
+	err = record_profiles__open_output(c);
 	if (!err)
 		err = record_session__open(c);
 	if (!err)
@@ -144,9 +145,36 @@ static int prepare(struct capture *c)
 		return err;
 	c->keep_group_profiles = env->v8 || env->type == RECORD_HEAP;
 	/* inspector sessions are opened and profilers prepared before the window */
+	if (env->v8 || env->type == RECORD_HEAP) {
+		/* CAP_SYS_ADMIN, for setns(), only when a target needs it */
+		if (record_session__foreign_netns(c))
+			err = caps__enter(CAPS_INSPECTOR);
+		if (!err)
+			err = record_v8__prepare(c);
+		else
+			fprintf(stderr, "isoprof: cannot change capabilities: %s\n", strerror(-err));
+	}
+	return err;
+}
+
+/*
+ * The privilege plan of a capture (user/capture/caps.h): from here on,
+ * everything it reads, it reads without CAP_SYS_ADMIN or CAP_DAC_OVERRIDE.
+ */
+static int drop_privileges(const struct record_env *env)
+{
+	unsigned int needs = CAPS_NEED_BPF | CAPS_NEED_KSYMS;
+	int err;
+
+	if (env->bpf_stats)
+		needs |= CAPS_NEED_BPF_STATS;
+	/* an inspector may live in the target's own network namespace */
 	if (env->v8 || env->type == RECORD_HEAP)
-		return record_v8__prepare(c);
-	return 0;
+		needs |= CAPS_NEED_NETNS;
+	err = caps__start(CAPS_DISCOVERY, needs);
+	if (err)
+		fprintf(stderr, "isoprof: cannot drop privileges: %s\n", strerror(-err));
+	return err;
 }
 
 /* After the window: the profiles, the summary, V8's side.  Sets the exit status. */
@@ -203,12 +231,19 @@ int cmd_record(int argc, char **argv)
 	struct capture c = { .env = &env };
 	int err;
 
+	/* a signal from here on ends the capture, never loses it (record.h) */
+	record_session__catch_signals();
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return RECORD_EXIT_USAGE;
 	c.exit_status = RECORD_EXIT_FAILED;
 	c.launch_ns = monotime_ns();
-	if (!prepare(&c) && !record_session__arm(&c)) {
+	if (drop_privileges(&env))
+		return RECORD_EXIT_FAILED;
+	if (!prepare(&c) && !record_session__stop_requested() && !record_session__arm(&c) &&
+	    !record_session__stop_requested()) {
+		record_session__stage(RECORD_STAGE_WINDOW);
 		err = record_session__run_window(&c);
+		record_session__stage(RECORD_STAGE_WRITING);
 		if (err)
 			fprintf(stderr, "isoprof: reading samples failed: %s\n", strerror(-err));
 		else

@@ -25,6 +25,8 @@
 #include "lib/array.h"
 #include "lib/json.h"
 #include "lib/monotime.h"
+#include "lib/textescape.h"
+#include "user/capture/caps.h"
 
 #define BUILD_ID_SHORT 12
 /*
@@ -71,6 +73,18 @@ static error_t targets_parse(int key, char *arg, struct argp_state *state)
 		return options__rest(key, arg, state);
 	}
 	return 0;
+}
+
+/*
+ * Text a target controls, safe for a terminal (lib/textescape.h): one of 8
+ * buffers used in turn, up to 8 per line.
+ */
+static const char *esc(const char *s)
+{
+	static char bufs[8][TEXTESCAPE_SIZE(512)];
+	static unsigned int next;
+
+	return textescape(s, bufs[next++ % 8], sizeof(bufs[0]));
 }
 
 /* ---- recent activity: a short BPF capture -------------------------------- */
@@ -123,10 +137,17 @@ static int sample_activity(const struct discover_list *list, long ms, struct act
 	opts.err_buf = why;
 	opts.err_len = sizeof(why);
 	a->ms = ms;
+	err = caps__enter(CAPS_ARMING);
+	if (err) {
+		fprintf(stderr, "isoprof: targets: cannot change capabilities: %s\n", strerror(-err));
+		return err;
+	}
 	s = sampler__new(&opts, count_sample, a);
 	if (!s) {
-		fprintf(stderr, "isoprof: targets: --sample-ms: %s\n", why[0] ? why : strerror(errno));
-		return -errno;
+		err = -errno;
+		caps__enter(CAPS_READING);
+		fprintf(stderr, "isoprof: targets: --sample-ms: %s\n", why[0] ? why : strerror(-err));
+		return err;
 	}
 	for (size_t i = 0; i < list->nr && !err; i++) {
 		const struct discover_proc *p = &list->procs[i];
@@ -140,6 +161,9 @@ static int sample_activity(const struct discover_list *list, long ms, struct act
 	}
 	if (!err && (err = sampler__start(s)) > 0)
 		err = 0;
+	/* attached (or failed): the BPF capabilities are not needed again */
+	if (caps__enter(CAPS_READING) && !err)
+		err = -EPERM;
 	t0 = monotime_ms();
 	while (!err) {
 		if (monotime_ms() - t0 >= (uint64_t)ms)
@@ -471,7 +495,7 @@ static void print_log_scripts(FILE *out, const struct log_view *v)
 			internal++;
 			continue;
 		}
-		fprintf(out, "        script %-40s sha256 %.12s\n", sc->name,
+		fprintf(out, "        script %-40s sha256 %.12s\n", esc(sc->name),
 			sc->sha256_hex[0] ? sc->sha256_hex : "-");
 	}
 	if (internal)
@@ -491,31 +515,31 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 		const struct discover_proc *p = &list->procs[i];
 
 		snprintf(runtime, sizeof(runtime), "%s %s", discover__runtime_name(p->runtime),
-			 p->version);
-		snprintf(build_id, sizeof(build_id), "%s", *p->build_id ? p->build_id : "-");
+			 esc(p->version));
+		snprintf(build_id, sizeof(build_id), "%s", *p->build_id ? esc(p->build_id) : "-");
 		fprintf(out, "%-8d %-24s %-12s %-8s %-4zu %-22s %s\n", p->pid, runtime, build_id,
 			p->perf_map_exists ? "yes" : "no", p->nr_logs,
-			p->inspector ? p->inspector : "-", p->comm);
+			p->inspector ? esc(p->inspector) : "-", esc(p->comm));
 		if (read_logs(p, &views))
 			return -ENOMEM;
 		for (j = 0; j < p->nr_logs; j++) {
 			const struct isolate_info *info = isolate_of(reg, p, j);
 
 			fprintf(out, "    isolate 0x%" PRIx64 "  %s  version %s  created %s",
-				p->logs[j].isolate, info ? info->name : "?",
-				info ? (info->label ? info->label : info->version) : "unknown",
+				p->logs[j].isolate, info ? esc(info->name) : "?",
+				info ? esc(info->label ? info->label : info->version) : "unknown",
 				created_str(info, when, sizeof(when)));
 			if (activity)
 				fprintf(out, "  samples %" PRIu64 " in %ld ms",
 					recent_samples(p->pid, p->logs[j].isolate), activity->ms);
 			fputc('\n', out);
-			fprintf(out, "        log %s%s\n", p->logs[j].path,
+			fprintf(out, "        log %s%s\n", esc(p->logs[j].path),
 				p->logs[j].open ? "" : "  (closed)");
 			print_log_scripts(out, &views[j]);
 		}
 		free_logs(views, p->nr_logs);
 		if (!p->tls.supported)
-			fprintf(out, "    current isolate: %s\n", p->tls.why_unsupported);
+			fprintf(out, "    current isolate: %s\n", esc(p->tls.why_unsupported));
 	}
 	return 0;
 }
@@ -554,6 +578,12 @@ int cmd_targets(int argc, char **argv)
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
+	/* reading /proc and the targets' files; BPF only for --sample-ms (caps.h) */
+	err = caps__start(CAPS_DISCOVERY, env.sample_ms ? CAPS_NEED_BPF : 0);
+	if (err) {
+		fprintf(stderr, "isoprof: targets: cannot drop privileges: %s\n", strerror(-err));
+		return 1;
+	}
 
 	err = discover__scan(env.npids ? env.pids : NULL, env.npids, &list);
 	if (err) {

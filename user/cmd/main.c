@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* isoprof: host-level, eBPF-assisted profiler for V8 runtimes. */
 #include <argp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "user/capture/caps.h"
 #include "user/cmd/commands.h"
 
 const char *isoprof_command_line = "";
@@ -12,18 +14,25 @@ const char *isoprof_command_line = "";
 /* bad usage exits 2, like most Unix tools, not argp's EX_USAGE (64) */
 error_t argp_err_exit_status = 2;
 
+/*
+ * file_tool: it reads and writes files the operator names, nothing of
+ * other processes: it gives up every capability before parsing anything
+ * (user/capture/caps.h).  record and targets follow their own plan; serve
+ * its own split.
+ */
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
+	bool file_tool;
 } commands[] = {
-	{ "record", cmd_record, "sample target processes and write a pprof profile" },
-	{ "top", cmd_top, "print the flat/cum table of a profile, like pprof -top" },
-	{ "targets", cmd_targets, "list the V8 runtime processes on this host" },
-	{ "convert", cmd_convert, "convert between pprof, .cpuprofile and folded stacks" },
-	{ "crosscheck", cmd_crosscheck, "compare an isoprof profile with V8's own profile" },
-	{ "flame", cmd_flame, "write an interactive flamegraph (HTML) or a static SVG" },
-	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page" },
+	{ "record", cmd_record, "sample target processes and write a pprof profile", false },
+	{ "top", cmd_top, "print the flat/cum table of a profile, like pprof -top", true },
+	{ "targets", cmd_targets, "list the V8 runtime processes on this host", false },
+	{ "convert", cmd_convert, "convert between pprof, .cpuprofile and folded stacks", true },
+	{ "crosscheck", cmd_crosscheck, "compare an isoprof profile with V8's own profile", true },
+	{ "flame", cmd_flame, "write an interactive flamegraph (HTML) or a static SVG", true },
+	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page", false },
 };
 
 static void usage(FILE *out)
@@ -67,6 +76,10 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
 		if (strcmp(argv[1], commands[i].name))
 			continue;
+		if (commands[i].file_tool && (ret = caps__start(CAPS_NOTHING, 0))) {
+			fprintf(stderr, "isoprof: cannot drop privileges: %s\n", strerror(-ret));
+			return 1;
+		}
 		cmdline = join_args(argc, argv);
 		isoprof_command_line = cmdline ? cmdline : argv[0];
 		/* argp names the program after argv[0]: "isoprof top: ..." in its messages */

@@ -4,8 +4,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "lib/fileio.h"
+#include "lib/textescape.h"
+#include "proto/pprof_builder.h"
 #include "user/cmd/record.h"
 
 char *record__asprintf(const char *fmt, ...)
@@ -48,4 +51,48 @@ int record__group_path(const struct capture *c, const struct isolate_group *g, c
 bool record__is_deopt_loop(const struct isolate_group *g)
 {
 	return g->samples && g->deopt_samples * 100 >= g->samples * DEOPT_LOOP_PERCENT;
+}
+
+/* Outputs go into the one directory opened and checked before the window. */
+static const char *name_in_dir(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+int record__write_file(const struct capture *c, const char *path, const void *data, size_t len)
+{
+	if (!c->out_dirfd)
+		return -EBADF;
+	return fileio__write_atomic_at(c->out_dirfd - 1, name_in_dir(path), data, len, 0644);
+}
+
+int record__write_profile(const struct capture *c, const char *path, struct pprof_builder *b)
+{
+	uint8_t *data;
+	size_t len;
+	int err;
+
+	err = pprof_builder__serialize(b, !c->env->raw, &data, &len);
+	if (err)
+		return err;
+	err = record__write_file(c, path, data, len);
+	free(data);
+	return err;
+}
+
+int record__open_file(const struct capture *c, const char *path, struct atomic_file *af)
+{
+	if (!c->out_dirfd)
+		return -EBADF;
+	return atomic_file__openat(af, c->out_dirfd - 1, name_in_dir(path), 0644);
+}
+
+const char *record__esc(const char *s)
+{
+	static char bufs[8][TEXTESCAPE_SIZE(512)];
+	static unsigned int next;
+
+	return textescape(s, bufs[next++ % 8], sizeof(bufs[0]));
 }

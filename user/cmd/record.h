@@ -47,14 +47,33 @@ enum record_type {
 	RECORD_HEAP,
 };
 
+/*
+ * Where a capture is, for what a signal does (record_session.c): before
+ * the window it stops the capture, in the window it ends the window, while
+ * the profiles are written it is noted; a second signal aborts.
+ */
+enum record_stage {
+	RECORD_STAGE_PREPARING,
+	RECORD_STAGE_WINDOW,
+	RECORD_STAGE_WRITING,
+};
+
 struct target_state {
 	pid_t pid;
 	const struct discover_proc *v8;	/* NULL: not a V8 runtime */
 	struct isoprof_target bpf;
 	char comm[64];
+	/* the process itself, not its pid: a pidfd (+1; 0: none) and its start time */
+	int pidfd;
+	unsigned long long start_time;
+	uint64_t alive_ns;		/* last time it was seen running (CLOCK_MONOTONIC) */
 	bool exited;
-	uint64_t exited_after_ns;
+	bool reused;			/* its pid names another process since */
+	bool maps_suspect;		/* it exited while its maps were re-read */
+	uint64_t exited_after_ns;	/* into the window, as last seen running */
+	uint64_t valid_until_ns;	/* exited: its samples end here */
 	uint64_t samples;
+	uint64_t dropped;		/* taken after valid_until_ns: not kept */
 };
 
 struct record_env {
@@ -76,6 +95,8 @@ struct record_env {
 };
 
 struct pprof_profile;
+struct pprof_builder;
+struct atomic_file;
 
 struct capture {
 	struct record_env *env;
@@ -93,6 +114,10 @@ struct capture {
 	size_t nwritten;
 	char first_written[PATH_MAX];
 	int store_err;
+	struct isoprof_sample *pending;	/* drained, not yet known to be the targets' */
+	size_t npending, pending_cap;
+	int out_dirfd;			/* +1: the output directory, opened once; 0: none */
+	const char *out_name;		/* -o FILE: its name in that directory */
 	/* CLOCK_MONOTONIC: command start, sampling armed, symbol tables loaded */
 	uint64_t launch_ns, armed_ns, symbols_ns;
 	uint64_t window_start_ns, window_end_ns;
@@ -119,6 +144,21 @@ char *record__asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)
  */
 int record__group_path(const struct capture *c, const struct isolate_group *g, const char *suffix,
 		       char *path, size_t len);
+/*
+ * Write data to path, an output of the capture: its last component, in the
+ * output directory (c->out_dirfd), atomically (lib/fileio.h).  0 or -errno.
+ */
+int record__write_file(const struct capture *c, const char *path, const void *data, size_t len);
+/* The same for a profile, gzipped unless --raw. */
+int record__write_profile(const struct capture *c, const char *path, struct pprof_builder *b);
+/* Open an output file to stream into (af->f), in the output directory. */
+int record__open_file(const struct capture *c, const char *path, struct atomic_file *af);
+/*
+ * Text a target controls (comm, script names, inspector target ids), made
+ * safe to print (lib/textescape.h), cut at 512 bytes; the result is one
+ * of 8 buffers used in turn: up to 8 per message.
+ */
+const char *record__esc(const char *s);
 /* Record why the capture failed: the first specific reason wins over a generic one. */
 void record__set_exit(struct capture *c, enum record_exit status);
 /*
@@ -130,12 +170,21 @@ bool record__is_deopt_loop(const struct isolate_group *g);
 /* record_session.c: targets and the window. */
 
 /*
+ * SIGINT and SIGTERM handlers, installed first thing: see enum
+ * record_stage.
+ */
+void record_session__catch_signals(void);
+void record_session__stage(enum record_stage stage);
+bool record_session__stop_requested(void);
+/*
  * The capture's state (sample store, symbolizer, isolate registry with
  * --version-labels) and its targets: the --pid processes, or every V8
  * runtime on the host.  0 or -errno; the exit status says when no target
  * was found.
  */
 int record_session__open(struct capture *c);
+/* Does a V8 target live in a network namespace other than isoprof's? */
+bool record_session__foreign_netns(const struct capture *c);
 /*
  * Load and attach the sampler, start V8's profilers, drop capabilities;
  * from here on the window's clock runs.  0 or -errno.
@@ -153,8 +202,13 @@ void record_session__release(struct capture *c);
 
 /* record_profiles.c: isoprof's profiles. */
 
-/* Fail before the window, not after it, when the output cannot be written. */
-int record_profiles__probe_output(const struct record_env *env);
+/*
+ * Open the output directory once (--out-dir, or -o FILE's directory),
+ * refusing one another user could use against isoprof (exit status
+ * RECORD_EXIT_USAGE), and check a file can be created in it: fail before
+ * the window, not after it.
+ */
+int record_profiles__open_output(struct capture *c);
 /* The targets' V8 code logs, in the isolate registry. */
 int record_profiles__load_code_logs(struct capture *c);
 /*

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/fileio.h"
 #include "lib/monotime.h"
 #include "proto/pprof_builder.h"
 #include "proto/pprof_reader.h"
@@ -27,41 +28,40 @@
 #define MAX_COMMENTS (MAX_PIDS + 64)
 #define MAX_MATCHES 1024
 
-static int probe_output(const char *path)
+int record_profiles__open_output(struct capture *c)
 {
-	char probe[PATH_MAX];
-	int fd;
+	const struct record_env *env = c->env;
+	const char *what = env->out_dir ? env->out_dir : env->output;
+	const char *slash = env->out_dir ? NULL : strrchr(env->output, '/');
+	char dir[PATH_MAX], why[160] = "";
+	struct atomic_file af;
+	int fd, err;
 
-	if (snprintf(probe, sizeof(probe), "%s.isoprof-probe-%d", path, getpid()) >=
-	    (int)sizeof(probe))
+	if (env->out_dir)
+		snprintf(dir, sizeof(dir), "%s", env->out_dir);
+	else if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if ((size_t)(slash - env->output) >= sizeof(dir))
 		return -ENAMETOOLONG;
-	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	close(fd);
-	unlink(probe);
-	return 0;
-}
-
-static int probe_dir(const char *dir)
-{
-	char probe[PATH_MAX];
-
-	if (mkdir(dir, 0755) && errno != EEXIST)
-		return -errno;
-	if (snprintf(probe, sizeof(probe), "%s/probe", dir) >= (int)sizeof(probe))
-		return -ENAMETOOLONG;
-	return probe_output(probe);
-}
-
-int record_profiles__probe_output(const struct record_env *env)
-{
-	int err;
-
-	err = env->out_dir ? probe_dir(env->out_dir) : probe_output(env->output);
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == env->output ? 1 : (int)(slash - env->output),
+			 env->output);
+	c->out_name = slash ? slash + 1 : env->output;
+	err = fileio__open_out_dir(dir, env->out_dir != NULL, &fd, why, sizeof(why));
+	if (err == -EPERM && why[0]) {
+		fprintf(stderr, "isoprof: %s: refusing to write into this directory: %s\n", dir, why);
+		record__set_exit(c, RECORD_EXIT_USAGE);
+		return err;
+	}
+	if (!err) {
+		c->out_dirfd = fd + 1;
+		/* a file can be created there: the probe is a temporary file, removed */
+		err = atomic_file__openat(&af, fd, env->out_dir ? "probe" : c->out_name, 0644);
+		if (!err)
+			atomic_file__abort(&af);
+	}
 	if (err)
-		fprintf(stderr, "isoprof: cannot write %s: %s\n",
-			env->out_dir ? env->out_dir : env->output, strerror(-err));
+		fprintf(stderr, "isoprof: cannot write %s: %s\n", what, strerror(-err));
 	return err;
 }
 
@@ -115,7 +115,8 @@ static void print_running_scripts(const struct capture *c)
 	fprintf(stderr, "running:");
 	for (size_t i = 0; i < n; i++)
 		fprintf(stderr, "%s %s (version %s, isolate 0x%llx, pid %d)", i ? "," : "",
-			all[i]->name, all[i]->label ? all[i]->label : all[i]->version,
+			record__esc(all[i]->name),
+			record__esc(all[i]->label ? all[i]->label : all[i]->version),
 			(unsigned long long)all[i]->isolate, all[i]->pid);
 	fputc('\n', stderr);
 }
@@ -278,7 +279,7 @@ static int write_one(struct capture *c, struct cpu_profile_info *info, struct gr
 		return err;
 	}
 	if (path) {
-		err = pprof_builder__write_file(b, path, !c->env->raw);
+		err = record__write_profile(c, path, b);
 		if (err) {
 			fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
 			pprof_builder__free(b);

@@ -9,32 +9,141 @@
  * for that work.
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/monotime.h"
 #include "lib/procfs.h"
+#include "lib/textescape.h"
 #include "user/capture/caps.h"
 #include "user/cmd/record.h"
 
-#define LIVENESS_EVERY_NS 200000000ull
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+
+#define PROGRESS_EVERY_NS 200000000ull
 #define REFRESH_EVERY_NS 1000000000ull
 
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t stage;	/* enum record_stage */
+
+/* Async-signal-safe: write(2) of fixed text, _exit(). */
+static void say(const char *msg)
+{
+	ssize_t unused = write(STDERR_FILENO, msg, strlen(msg));
+
+	(void)unused;
+}
 
 static void on_signal(int sig)
 {
-	(void)sig;
+	int saved = errno;
+
+	if (stop_requested) {
+		say("\nisoprof: second signal: aborting; what was collected is not written\n");
+		_exit(128 + sig);
+	}
 	stop_requested = 1;
+	/* in the window the signal simply ends it, as asked: no message */
+	if (stage == RECORD_STAGE_PREPARING)
+		say("\nisoprof: signal: stopping before sampling began; nothing was collected\n");
+	else if (stage == RECORD_STAGE_WRITING)
+		say("\nisoprof: signal: writing what was collected first "
+		    "(a second signal aborts without writing it)\n");
+	errno = saved;
+}
+
+void record_session__catch_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+void record_session__stage(enum record_stage s)
+{
+	stage = s;
+}
+
+bool record_session__stop_requested(void)
+{
+	return stop_requested;
+}
+
+/*
+ * The start time of pid (clock ticks since boot, field 22 of
+ * /proc/PID/stat), or 0 when it cannot be read.  With the pid, it names one
+ * process: a pid reused later gets a later start time.
+ */
+static unsigned long long start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	unsigned long long t;
+	const char *p;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	n = procfs__read(path, buf, sizeof(buf));
+	p = n > 0 ? strrchr(buf, ')') : NULL;
+	if (!p)
+		return 0;
+	/* ") S ppid pgrp ...": the state is field 3, the start time field 22 */
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	if (!p || sscanf(p + 1, "%llu", &t) != 1)
+		return 0;
+	return t;
+}
+
+/*
+ * Hold on to the process, not the pid: a pidfd (5.3+) names this process
+ * until it is gone, whatever later process gets its pid; without pidfds,
+ * the start time tells the two apart.  0 or -ESRCH.
+ */
+static int target_watch(struct target_state *t)
+{
+	int fd = (int)syscall(SYS_pidfd_open, t->pid, 0);
+
+	t->pidfd = fd >= 0 ? fd + 1 : 0;
+	if (fd < 0 && errno == ESRCH)
+		return -ESRCH;
+	t->start_time = start_time(t->pid);
+	return 0;
+}
+
+static void target_unwatch(struct target_state *t)
+{
+	if (t->pidfd)
+		close(t->pidfd - 1);
+	t->pidfd = 0;
+}
+
+/* Is the very process t names still running (a zombie is not)? */
+static bool target_running(const struct target_state *t)
+{
+	struct pollfd pfd = { .fd = t->pidfd - 1, .events = POLLIN };
+
+	/* a pidfd polls readable once the process has exited */
+	if (t->pidfd)
+		return poll(&pfd, 1, 0) == 0 && procfs__alive(t->pid);
+	return procfs__alive(t->pid) && start_time(t->pid) == t->start_time;
 }
 
 static int add_target(struct capture *c, pid_t pid, const struct discover_proc *v8)
 {
 	struct target_state *t = &c->targets[c->ntargets];
+	char comm[TEXTESCAPE_SIZE(sizeof(t->comm))];
 	int err;
 
 	for (int j = 0; j < c->ntargets; j++)
@@ -42,19 +151,36 @@ static int add_target(struct capture *c, pid_t pid, const struct discover_proc *
 			return 0;
 	if (c->ntargets == MAX_PIDS)
 		return -E2BIG;
+	/* --pid targets are watched from before discovery on (setup_targets()) */
+	if (t->pid != pid || !(t->pidfd || t->start_time)) {
+		target_unwatch(t);
+		memset(t, 0, sizeof(*t));
+		t->pid = pid;
+		err = target_watch(t);
+		if (err)
+			return err;
+	}
 	err = symbolizer__track(c->sym, pid);
 	if (err) {
+		target_unwatch(t);
 		fprintf(stderr, "isoprof: pid %d: cannot read its memory maps: %s\n", pid,
 			strerror(-err));
 		return err;
 	}
-	t->pid = pid;
 	t->v8 = v8;
 	if (v8 && v8->tls.supported) {
 		t->bpf.isolate_tls_offset = v8->tls.tp_offset;
 		t->bpf.flags |= ISOPROF_TARGET_READ_ISOLATE;
 	}
 	procfs__comm(pid, t->comm, sizeof(t->comm));
+	/* what was read above is this process's only if it still runs now */
+	if (!target_running(t)) {
+		target_unwatch(t);
+		fprintf(stderr, "isoprof: pid %d (%s): exited before sampling began\n", pid,
+			textescape(t->comm, comm, sizeof(comm)));
+		return -ESRCH;
+	}
+	t->alive_ns = monotime_ns();
 	c->ntargets++;
 	return 0;
 }
@@ -82,6 +208,23 @@ static int setup_targets(struct capture *c)
 			return -ESRCH;
 		}
 	}
+	/* hold the processes named before reading anything about them */
+	for (int i = 0, n = 0; i < c->env->npids; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < n; j++)
+			dup |= c->targets[j].pid == c->env->pids[i];
+		if (dup)
+			continue;
+		c->targets[n].pid = c->env->pids[i];
+		if (target_watch(&c->targets[n++]) == -ESRCH) {
+			fprintf(stderr, "isoprof: pid %d: no such process\n", c->env->pids[i]);
+			record__set_exit(c, RECORD_EXIT_NOT_FOUND);
+			return -ESRCH;
+		}
+	}
+	if (record_session__stop_requested())
+		return -EINTR;
 	err = discover__scan(c->env->npids ? c->env->pids : NULL, c->env->npids, &c->discovered);
 	if (err) {
 		fprintf(stderr, "isoprof: cannot scan for V8 runtimes: %s\n", strerror(-err));
@@ -99,10 +242,14 @@ static int setup_targets(struct capture *c)
 			if (err && err != -ESRCH && err != -ENOENT)
 				return err;
 		}
+		if (!c->ntargets)
+			record__set_exit(c, RECORD_EXIT_NOT_FOUND);
 		return c->ntargets ? 0 : -ESRCH;
 	}
 	for (int i = 0; i < c->env->npids; i++) {
 		err = add_target(c, c->env->pids[i], find_v8(c->discovered, c->env->pids[i]));
+		if (err == -ESRCH)
+			record__set_exit(c, RECORD_EXIT_NOT_FOUND);
 		if (err)
 			return err;
 	}
@@ -134,23 +281,74 @@ int record_session__open(struct capture *c)
 	return setup_targets(c);
 }
 
+/*
+ * A sample waits in c->pending until its process is known to have been
+ * running when it was taken (the next liveness check), so that a process
+ * that takes an exited target's pid is never counted as the target.
+ */
+bool record_session__foreign_netns(const struct capture *c)
+{
+	struct stat self, st;
+	char path[64];
+
+	if (stat("/proc/self/ns/net", &self))
+		return false;
+	for (int i = 0; i < c->ntargets; i++) {
+		if (!c->targets[i].v8)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", c->targets[i].pid);
+		if (!stat(path, &st) && (st.st_dev != self.st_dev || st.st_ino != self.st_ino))
+			return true;
+	}
+	return false;
+}
+
 static int on_sample(void *ctx, const struct isoprof_sample *s)
 {
 	struct capture *c = ctx;
-	int err;
 
 	if (c->store_err)
 		return 0;
-	err = sample_store__add(c->store, s);
-	if (err)
-		c->store_err = err;
-	for (int i = 0; i < c->ntargets; i++) {
-		if (c->targets[i].pid == (pid_t)s->pid) {
-			c->targets[i].samples++;
-			break;
-		}
+	if (array_grow(&c->pending, &c->pending_cap, c->npending + 1)) {
+		c->store_err = -ENOMEM;
+		return 0;
 	}
+	memcpy(&c->pending[c->npending++], s, sizeof(*s));
 	return 0;
+}
+
+static struct target_state *target_of(struct capture *c, pid_t pid)
+{
+	for (int i = 0; i < c->ntargets; i++)
+		if (c->targets[i].pid == pid)
+			return &c->targets[i];
+	return NULL;
+}
+
+/* The pending samples of processes checked since they were taken, to the store. */
+static void commit_pending(struct capture *c)
+{
+	for (size_t i = 0; i < c->npending; i++) {
+		const struct isoprof_sample *s = &c->pending[i];
+		struct target_state *t = target_of(c, (pid_t)s->pid);
+		int err;
+
+		if (!t)
+			continue;
+		/* after the exit: the exiting process, or whoever has its pid now */
+		if (t->exited && s->time_ns > t->valid_until_ns) {
+			t->dropped++;
+			continue;
+		}
+		if (c->store_err)
+			continue;
+		err = sample_store__add(c->store, s);
+		if (err)
+			c->store_err = err;
+		else
+			t->samples++;
+	}
+	c->npending = 0;
 }
 
 int record_session__arm(struct capture *c)
@@ -159,10 +357,14 @@ int record_session__arm(struct capture *c)
 		.frequency_hz = c->env->frequency_hz,
 		.run_time_stats = c->env->bpf_stats,
 	};
-	struct sigaction sa = { .sa_handler = on_signal };
 	char err_buf[256] = "";
 	int err;
 
+	err = caps__enter(CAPS_ARMING);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot change capabilities: %s\n", strerror(-err));
+		return err;
+	}
 	sopts.err_buf = err_buf;
 	sopts.err_len = sizeof(err_buf);
 	c->sampler = sampler__new(&sopts, on_sample, c);
@@ -180,8 +382,6 @@ int record_session__arm(struct capture *c)
 			return err;
 		}
 	}
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
 	c->ncpus = sampler__start(c->sampler);
 	c->armed_ns = monotime_ns();
 	if (c->ncpus < 0) {
@@ -192,11 +392,12 @@ int record_session__arm(struct capture *c)
 	}
 	/* V8's window starts once isoprof's is armed, and ends before it */
 	record_v8__start(c);
-	/* BPF is loaded and attached: what is left only reads /proc and writes the file. */
-	err = caps__drop_after_attach();
-	if (err)
-		fprintf(stderr, "isoprof: warning: cannot drop capabilities: %s\n",
-			strerror(-err));
+	/* BPF is loaded and attached: what is left only reads /proc and writes the files. */
+	err = caps__enter(CAPS_READING);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot drop capabilities: %s\n", strerror(-err));
+		return err;
+	}
 	return 0;
 }
 
@@ -210,21 +411,48 @@ static void progress(const struct capture *c, uint64_t now, bool final)
 		c->env->duration_ms / 1000.0, sample_store__count(c->store), final ? "\n" : "");
 }
 
-static void check_targets(struct capture *c, uint64_t now, bool refresh_maps)
+/*
+ * Which targets still run (checked at check_ns, after the samples drained
+ * so far were taken), then their pending samples to the store; refresh:
+ * re-read the maps of those that run.
+ */
+static void check_targets(struct capture *c, uint64_t check_ns, bool refresh_maps)
 {
 	for (int i = 0; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+		unsigned long long now_start;
+
+		if (t->exited)
+			continue;
+		if (target_running(t)) {
+			t->alive_ns = check_ns;
+			continue;
+		}
+		t->exited = true;
+		t->exited_after_ns = t->alive_ns > c->window_start_ns
+					     ? t->alive_ns - c->window_start_ns
+					     : 0;
+		sampler__remove_target(c->sampler, t->pid);
+		/*
+		 * A pid runs another process once the exited one is reaped:
+		 * then whatever came after the last check that saw the target
+		 * running may be the newcomer's.  Otherwise what came before
+		 * this check is the target's last breath.
+		 */
+		now_start = start_time(t->pid);
+		t->reused = now_start && now_start != t->start_time;
+		t->valid_until_ns = t->reused ? t->alive_ns : check_ns;
+	}
+	commit_pending(c);
+	for (int i = 0; refresh_maps && i < c->ntargets; i++) {
 		struct target_state *t = &c->targets[i];
 
 		if (t->exited)
 			continue;
-		if (!procfs__alive(t->pid)) {
-			t->exited = true;
-			t->exited_after_ns = now - c->window_start_ns;
-			sampler__remove_target(c->sampler, t->pid);
-			continue;
-		}
-		if (refresh_maps)
-			symbolizer__refresh(c->sym, t->pid);
+		symbolizer__refresh(c->sym, t->pid);
+		/* the maps just read are the target's only if it still runs */
+		if (!target_running(t))
+			t->maps_suspect = true;
 	}
 }
 
@@ -238,7 +466,8 @@ bool record_session__all_exited(const struct capture *c)
 
 int record_session__run_window(struct capture *c)
 {
-	uint64_t deadline, now, last_liveness, last_refresh;
+	uint64_t deadline, now, last_progress, last_refresh;
+	bool refresh;
 	int n;
 
 	c->window_start_ns = monotime_ns();
@@ -250,36 +479,39 @@ int record_session__run_window(struct capture *c)
 		symbolizer__preload(c->sym, c->targets[i].pid);
 	c->symbols_ns = monotime_ns();
 
-	last_liveness = last_refresh = monotime_ns();
+	last_progress = last_refresh = monotime_ns();
 	while (!stop_requested) {
 		n = sampler__poll(c->sampler, 50);
 		if (n < 0)
 			return n;
+		/* every round: a sample waits one round at most before it is kept */
 		now = monotime_ns();
-		if (now >= deadline)
+		refresh = now - last_refresh >= REFRESH_EVERY_NS;
+		check_targets(c, now, refresh);
+		if (refresh)
+			last_refresh = now;
+		if (now >= deadline || record_session__all_exited(c))
 			break;
-		if (now - last_liveness >= LIVENESS_EVERY_NS) {
-			bool refresh = now - last_refresh >= REFRESH_EVERY_NS;
-
-			check_targets(c, now, refresh);
-			if (refresh)
-				last_refresh = now;
-			last_liveness = now;
-			if (record_session__all_exited(c))
-				break;
+		if (now - last_progress >= PROGRESS_EVERY_NS) {
+			last_progress = now;
 			progress(c, now, false);
 		}
 	}
 	record_v8__stop(c);
 	c->window_end_ns = monotime_ns();
-	check_targets(c, c->window_end_ns, true);
 	sampler__stop(c->sampler);
+	check_targets(c, monotime_ns(), true);
 	progress(c, c->window_end_ns, true);
 	return 0;
 }
 
 void record_session__release(struct capture *c)
 {
+	for (int i = 0; i < MAX_PIDS; i++)
+		target_unwatch(&c->targets[i]);
+	free(c->pending);
+	if (c->out_dirfd)
+		close(c->out_dirfd - 1);
 	record_v8__free(c);
 	sampler__free(c->sampler);
 	attribution__release(&c->attr);

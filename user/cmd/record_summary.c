@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 
+#include "lib/textescape.h"
 #include "proto/profile_vocab.h"
 #include "user/cmd/record.h"
 
@@ -42,8 +43,10 @@ static void print_targets(const struct capture *c, size_t total)
 {
 	for (int i = 0; i < c->ntargets; i++) {
 		const struct target_state *t = &c->targets[i];
+		char comm[TEXTESCAPE_SIZE(sizeof(t->comm))];
 
-		fprintf(stderr, "  pid %-7d %-16s %7llu samples %5.1f%%  %s%s\n", t->pid, t->comm,
+		fprintf(stderr, "  pid %-7d %-16s %7llu samples %5.1f%%  %s%s\n", t->pid,
+			textescape(t->comm, comm, sizeof(comm)),
 			(unsigned long long)t->samples, total ? 100.0 * t->samples / total : 0.0,
 			t->v8 ? discover__runtime_name(t->v8->runtime) : "not a V8 runtime",
 			t->v8 && !t->v8->tls.supported ? " (isolates not readable)" : "");
@@ -64,12 +67,15 @@ static void print_groups(const struct capture *c, size_t total)
 {
 	for (size_t i = 0; i < c->attr.ngroups; i++) {
 		const struct isolate_group *g = &c->attr.groups[i];
+		char script[TEXTESCAPE_SIZE(128)], version[TEXTESCAPE_SIZE(64)];
 
 		if (!c->selected[i])
 			continue;
 		if (g->isolate)
 			fprintf(stderr, "  isolate %s %s version %s (pid %u): %llu samples %.1f%%:",
-				g->isolate_str, isolate_group__script(g), isolate_group__version(g),
+				g->isolate_str,
+				textescape(isolate_group__script(g), script, sizeof(script)),
+				textescape(isolate_group__version(g), version, sizeof(version)),
 				g->pid, (unsigned long long)g->samples, 100.0 * g->samples / total);
 		else
 			fprintf(stderr, "  outside isolates (pid %u): %llu samples %.1f%%:", g->pid,
@@ -100,20 +106,30 @@ static void print_notes(const struct capture *c)
 		char hint[400];
 
 		cpu_profile__no_perfmap_hint(stats->no_perfmap_pids[i], hint, sizeof(hint));
-		fprintf(stderr, "isoprof: %s\n", hint);
+		fprintf(stderr, "isoprof: %s\n", record__esc(hint));
 	}
 	for (int i = 0; i < c->ntargets; i++) {
 		const struct target_state *t = &c->targets[i];
 
-		if (t->exited)
+		if (t->exited && t->reused)
+			fprintf(stderr,
+				"isoprof: note: pid %d exited %.2f s into the window and its pid now "
+				"names another process; the profile holds what was collected before, "
+				"and nothing of the newcomer (%llu samples left out)\n",
+				t->pid, t->exited_after_ns / 1e9, (unsigned long long)t->dropped);
+		else if (t->exited)
 			fprintf(stderr,
 				"isoprof: note: pid %d exited %.2f s into the window; the profile "
 				"holds what was collected before\n",
 				t->pid, t->exited_after_ns / 1e9);
+		if (t->maps_suspect)
+			fprintf(stderr,
+				"isoprof: note: pid %d exited while its memory maps were re-read; "
+				"names from its last maps may be wrong\n", t->pid);
 	}
 	nnotes = symbolizer__notes(c->sym, &notes);
 	for (size_t i = 0; i < nnotes; i++)
-		fprintf(stderr, "isoprof: note: %s\n", notes[i]);
+		fprintf(stderr, "isoprof: note: %s\n", record__esc(notes[i]));
 }
 
 void record_summary__print(const struct capture *c, const struct isoprof_counters *cnt,

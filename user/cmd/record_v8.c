@@ -76,28 +76,29 @@ int record_v8__prepare(struct capture *c)
 				fprintf(stderr,
 					"isoprof: pid %d (%s): no V8 %s profile: its command line asks "
 					"for an inspector at %s but nothing listens there\n",
-					t->pid, t->comm, type_word(c), t->v8->inspector_flag);
+					t->pid, record__esc(t->comm), type_word(c),
+					record__esc(t->v8->inspector_flag));
 			else
 				fprintf(stderr, "isoprof: pid %d (%s): no V8 %s profile: no inspector; "
 						"%s\n",
-					t->pid, t->comm, type_word(c), inspector_hint(t->v8));
+					t->pid, record__esc(t->comm), type_word(c), inspector_hint(t->v8));
 			continue;
 		}
 		n = v8_capture__add_process(c->v8, t->pid, addr, env->script, why, sizeof(why));
 		if (n < 0) {
 			fprintf(stderr, "isoprof: pid %d (%s): no V8 %s profile: %s\n", t->pid,
-				t->comm, type_word(c), why[0] ? why : strerror(-n));
+				record__esc(t->comm), type_word(c), record__esc(why[0] ? why : strerror(-n)));
 			continue;
 		}
 		if (!n)
 			fprintf(stderr, "isoprof: pid %d (%s): its inspector at %s lists no target\n",
-				t->pid, t->comm, addr);
+				t->pid, record__esc(t->comm), addr);
 		for (size_t k = first; k < c->v8->ntargets; k++) {
 			const struct v8_target *vt = &c->v8->targets[k];
 
 			if (vt->err)
 				fprintf(stderr, "isoprof: pid %d: inspector target '%s': %s\n", vt->pid,
-					vt->id, vt->errmsg);
+					record__esc(vt->id), record__esc(vt->errmsg));
 			else
 				ready++;
 		}
@@ -224,8 +225,8 @@ static int convert(struct capture *c, struct v8_result *r, const struct isolate_
 		}
 	}
 	if (err) {
-		fprintf(stderr, "isoprof: pid %d: V8 profile of target '%s': %s\n", t->pid, t->id,
-			why[0] ? why : strerror(-err));
+		fprintf(stderr, "isoprof: pid %d: V8 profile of target '%s': %s\n", t->pid,
+			record__esc(t->id), record__esc(why[0] ? why : strerror(-err)));
 		goto out;
 	}
 	err = pprof_builder__serialize(r->builder, false, &bytes, &len);
@@ -233,7 +234,7 @@ static int convert(struct capture *c, struct v8_result *r, const struct isolate_
 		err = pprof_profile__parse(bytes, len, &r->profile, why, sizeof(why));
 	if (err)
 		fprintf(stderr, "isoprof: pid %d: V8 profile of target '%s' as pprof: %s\n", t->pid,
-			t->id, why[0] ? why : strerror(-err));
+			record__esc(t->id), record__esc(why[0] ? why : strerror(-err)));
 out:
 	free(bytes);
 	v8_cpu_profile__free(cpu);
@@ -262,7 +263,7 @@ static const char *why_unmapped(enum v8match_result m)
 	}
 }
 
-static int crosscheck_one(const struct isolate_group *g,
+static int crosscheck_one(const struct capture *c, const struct isolate_group *g,
 			  const struct pprof_profile *mine, const struct pprof_profile *theirs,
 			  const char *json_path)
 {
@@ -275,14 +276,14 @@ static int crosscheck_one(const struct isolate_group *g,
 	err = crosscheck__compute(mine, theirs, &opts, &report, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "isoprof: cross-check of isolate %s (%s): %s\n", g->isolate_str,
-			isolate_group__script(g), why[0] ? why : strerror(-err));
+			record__esc(isolate_group__script(g)), record__esc(why[0] ? why : strerror(-err)));
 		return err;
 	}
 	printf("== cross-check: isolate %s, %s version %s (pid %u)\n", g->isolate_str,
-	       isolate_group__script(g), isolate_group__version(g), g->pid);
+	       record__esc(isolate_group__script(g)), record__esc(isolate_group__version(g)), g->pid);
 	crosscheck__print_text(report, stdout);
 	fflush(stdout);
-	err = atomic_file__open(&af, json_path, 0644);
+	err = record__open_file(c, json_path, &af);
 	if (!err) {
 		crosscheck__print_json(report, af.f);
 		err = atomic_file__commit(&af);
@@ -325,7 +326,7 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	}
 	if (only_output)
 		snprintf(path, sizeof(path), "%s", only_output);
-	err = pprof_builder__write_file(r->builder, path, !c->env->raw);
+	err = record__write_profile(c, path, r->builder);
 	if (err) {
 		fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
 		return err;
@@ -333,7 +334,7 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	if (!only_output) {
 		/* the profile as V8 returned it */
 		json = json__dump(r->target->profile, false, &len);
-		err = json ? fileio__write_atomic(raw_path, json, len, 0644) : -ENOMEM;
+		err = json ? record__write_file(c, raw_path, json, len) : -ENOMEM;
 		if (err) {
 			fprintf(stderr, "isoprof: cannot write %s: %s\n", raw_path, strerror(-err));
 			return err;
@@ -341,15 +342,15 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	}
 	if (heap)
 		fprintf(stderr, "isoprof: wrote %s: V8 heap profile of '%s' (pid %d)%s%s\n", path,
-			r->target->id, r->target->pid, g ? ", isolate " : "",
+			record__esc(r->target->id), r->target->pid, g ? ", isolate " : "",
 			g ? g->isolate_str : "");
 	else
 		fprintf(stderr,
 			"isoprof: wrote %s and %s: V8 CPU profile of '%s' (pid %d), %lld samples%s%s\n",
-			raw_path, path, r->target->id, r->target->pid, (long long)r->samples,
+			raw_path, path, record__esc(r->target->id), r->target->pid, (long long)r->samples,
 			g ? ", isolate " : "", g ? g->isolate_str : "");
 	if (!heap && g && group >= 0 && c->group_profiles[group])
-		return crosscheck_one(g, c->group_profiles[group], r->profile, check_path);
+		return crosscheck_one(c, g, c->group_profiles[group], r->profile, check_path);
 	return 0;
 }
 
@@ -406,7 +407,7 @@ static int convert_profiles(struct capture *c, struct finish *f)
 		if (!t->profile) {
 			if (t->err && (t->started || t->enabled))
 				fprintf(stderr, "isoprof: pid %d: inspector target '%s': no V8 profile: "
-						"%s\n", t->pid, t->id, t->errmsg);
+						"%s\n", t->pid, record__esc(t->id), record__esc(t->errmsg));
 			f->failures += t->err != 0;
 			continue;
 		}
@@ -514,7 +515,7 @@ static void write_results(struct capture *c, struct finish *f)
 			continue;
 		} else {
 			fprintf(stderr, "isoprof: pid %d: V8 target '%s' not mapped to an isolate: %s\n",
-				r->target->pid, r->target->id, why_unmapped(f->why[k]));
+				r->target->pid, record__esc(r->target->id), why_unmapped(f->why[k]));
 		}
 		if (write_result(c, r, g, group, f->only_output))
 			f->failures++;
