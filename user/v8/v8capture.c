@@ -50,8 +50,13 @@ static int call(struct v8_capture *c, struct v8_target *t, const char *method,
 		return -ENOTCONN;
 	err = inspector__call(t->session, method, params, timeout_ms ? timeout_ms : c->timeout_ms,
 			      result, why, sizeof(why));
-	if (err)
-		target_fail(t, err, method, why);
+	if (err) {
+		size_t n = strlen(method);
+
+		/* inspector__call()'s message already starts with the method */
+		target_fail(t, err, method,
+			    !strncmp(why, method, n) && !strncmp(why + n, ": ", 2) ? why + n + 2 : why);
+	}
 	return err;
 }
 
