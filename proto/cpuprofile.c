@@ -213,8 +213,11 @@ static int name_unreachable(const struct v8_cpu_profile *p, const uint32_t *reac
 	return -EINVAL;
 }
 
-/* With one parent each, a walk from the root meets every node at most once. */
-static int check_reachable(const struct v8_cpu_profile *p, char *err, size_t errlen)
+/*
+ * With one parent each, a walk from the root meets every node at most once;
+ * it sets each node's depth on the way (parents come first).
+ */
+static int check_reachable(struct v8_cpu_profile *p, char *err, size_t errlen)
 {
 	uint32_t *queue = malloc(p->nnodes * sizeof(*queue));
 	size_t head = 0, tail = 0;
@@ -223,11 +226,14 @@ static int check_reachable(const struct v8_cpu_profile *p, char *err, size_t err
 	if (!queue)
 		return -ENOMEM;
 	queue[tail++] = 0;
+	p->nodes[0].depth = 0;
 	while (head < tail) {
 		const struct v8_cpu_node *nd = &p->nodes[queue[head++]];
 
-		for (uint32_t k = 0; k < nd->nchildren; k++)
+		for (uint32_t k = 0; k < nd->nchildren; k++) {
+			p->nodes[nd->children[k]].depth = nd->depth + 1;
 			queue[tail++] = nd->children[k];
+		}
 	}
 	if (tail < p->nnodes)
 		ret = name_unreachable(p, queue, tail, err, errlen);
@@ -299,6 +305,50 @@ static int load_times(struct json_object *prof, struct v8_cpu_profile *p, char *
 	return 0;
 }
 
+static uint32_t stack_len(const struct v8_cpu_node *nd)
+{
+	return nd->depth < V8_CPU_PROFILE_MAX_DEPTH ? nd->depth : V8_CPU_PROFILE_MAX_DEPTH;
+}
+
+/*
+ * What the conversion to pprof will write, bounded before any of it is:
+ * the frames of one stack per node with samples.  Linear in nodes and
+ * samples.
+ */
+static int check_stack_frames(const struct v8_cpu_profile *p, char *err, size_t errlen)
+{
+	uint64_t total = 0, counted = 0;
+	bool *seen = NULL;
+
+	if (p->samples) {
+		seen = calloc(p->nnodes, sizeof(*seen));
+		if (!seen)
+			return -ENOMEM;
+		for (size_t i = 0; i < p->nsamples; i++) {
+			if (seen[p->samples[i]])
+				continue;
+			seen[p->samples[i]] = true;
+			total += stack_len(&p->nodes[p->samples[i]]);
+			counted++;
+		}
+		free(seen);
+	} else {
+		for (size_t i = 0; i < p->nnodes; i++) {
+			if (!p->nodes[i].hit_count)
+				continue;
+			total += stack_len(&p->nodes[i]);
+			counted++;
+		}
+	}
+	if (total <= V8_PROFILE_MAX_STACK_FRAMES)
+		return 0;
+	errmsg__set(err, errlen,
+		    "the stacks of its %" PRIu64 " nodes with samples hold %" PRIu64
+		    " frames in all, over the limit of %llu (V8 writes no such tree)", counted,
+		    total, V8_PROFILE_MAX_STACK_FRAMES);
+	return -EFBIG;
+}
+
 static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *err,
 		    size_t errlen)
 {
@@ -315,6 +365,8 @@ static int cpu_load(struct json_object *prof, struct v8_cpu_profile *p, char *er
 		ret = load_samples(prof, p, &ids, err, errlen);
 	if (!ret)
 		ret = load_times(prof, p, err, errlen);
+	if (!ret)
+		ret = check_stack_frames(p, err, errlen);
 	index_table__release(&ids.t);
 	return ret;
 }
@@ -432,17 +484,22 @@ static const char *node_class(const struct v8_cpu_profile *p, uint32_t idx)
 	return sample_class__str(CLASS_V8_BUILTIN);
 }
 
-/* One pprof sample per node with samples: its stack, leaf first, without the root. */
+/*
+ * One pprof sample per node with samples: its stack, leaf first, without
+ * the root, cut to V8_CPU_PROFILE_MAX_DEPTH frames (*cut counts those).
+ * The load bounded the frames written in all (check_stack_frames()).
+ */
 static int cpu_add_samples(struct pprof_builder *b, const struct v8_cpu_profile *p,
 			   const struct v8_pprof_opts *o, const uint64_t *counts,
-			   int64_t interval_ns)
+			   int64_t interval_ns, size_t *cut)
 {
 	uint64_t *locs = NULL, *stack = NULL;
 	struct pprof_label *labels = NULL;
 	int ret = 0;
 
+	*cut = 0;
 	locs = calloc(p->nnodes, sizeof(*locs));
-	stack = malloc(p->nnodes * sizeof(*stack));
+	stack = malloc(V8_CPU_PROFILE_MAX_DEPTH * sizeof(*stack));
 	labels = calloc(o->nlabels + 1, sizeof(*labels));
 	if (!locs || !stack || !labels) {
 		ret = -ENOMEM;
@@ -457,7 +514,9 @@ static int cpu_add_samples(struct pprof_builder *b, const struct v8_cpu_profile 
 
 		if (!counts[i])
 			continue;
-		for (uint32_t up = (uint32_t)i; up != 0; up = p->nodes[up].parent) {
+		*cut += p->nodes[i].depth > V8_CPU_PROFILE_MAX_DEPTH;
+		for (uint32_t up = (uint32_t)i; up != 0 && depth < V8_CPU_PROFILE_MAX_DEPTH;
+		     up = p->nodes[up].parent) {
 			const struct v8_cpu_node *nd = &p->nodes[up];
 
 			if (!locs[up]) {
@@ -549,7 +608,8 @@ int v8_cpu_profile__to_pprof(const struct v8_cpu_profile *p, const struct v8_ppr
 	struct pprof_builder *b;
 	uint64_t *counts = NULL;
 	int64_t interval_ns, deltas;
-	size_t total;
+	size_t total, cut = 0;
+	char note[160];
 	int ret;
 
 	*out = NULL;
@@ -567,7 +627,13 @@ int v8_cpu_profile__to_pprof(const struct v8_cpu_profile *p, const struct v8_ppr
 	count_samples(p, counts, &total, &deltas);
 	ret = cpu_header(b, p, o, interval_ns, total, deltas);
 	if (!ret)
-		ret = cpu_add_samples(b, p, o, counts, interval_ns);
+		ret = cpu_add_samples(b, p, o, counts, interval_ns, &cut);
+	if (!ret && cut) {
+		snprintf(note, sizeof(note),
+			 "%zu stacks deeper than %d frames keep their %d leaf-most frames", cut,
+			 V8_CPU_PROFILE_MAX_DEPTH, V8_CPU_PROFILE_MAX_DEPTH);
+		ret = pprof_builder__add_comment(b, note);
+	}
 out:
 	free(counts);
 	if (ret) {

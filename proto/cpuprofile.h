@@ -38,6 +38,13 @@
 
 /* Most `samples` entries written by v8_cpu_profile__from_pprof(). */
 #define V8_PROFILE_MAX_SAMPLES (32ULL << 20)
+/*
+ * Most frames kept of one stack in the conversion to pprof.  V8 records at
+ * most 255 frames a sample (inlined frames add some); a node deeper than
+ * this keeps its leaf-most frames, and the profile's comments say how many
+ * stacks were cut.  The tree itself may be deeper.
+ */
+#define V8_CPU_PROFILE_MAX_DEPTH 2048
 
 /*
  * The comment a profile converted from a .cpuprofile starts with, which
@@ -55,6 +62,7 @@ struct v8_cpu_node {
 	int32_t line, column;		/* 0-based as in CDP; -1 unknown */
 	uint32_t hit_count;
 	uint32_t parent;		/* index into nodes[], UINT32_MAX for the root */
+	uint32_t depth;			/* frames below the root: 0 for the root */
 	uint32_t *children;		/* indexes into nodes[] */
 	uint32_t nchildren;
 };
@@ -88,7 +96,11 @@ void v8_cpu_profile__free(struct v8_cpu_profile *p);
  * present with exactly one parent, no cycles, every node reachable from
  * the root, callFrame with functionName/scriptId/url strings and
  * lineNumber/columnNumber integers, sample ids present, timeDeltas as long
- * as samples, startTime <= endTime.  0 or -EINVAL with the first violation.
+ * as samples, startTime <= endTime.  0 or -EINVAL with the first violation;
+ * -EFBIG when the stacks of the nodes with samples, each cut to
+ * V8_CPU_PROFILE_MAX_DEPTH, hold over V8_PROFILE_MAX_STACK_FRAMES frames in
+ * all (what the pprof conversion would write: a 200,000-deep chain with a
+ * sample per node would be 2e10).
  */
 int v8_cpu_profile__validate_json(const char *json, size_t len, char *err, size_t errlen);
 

@@ -35,6 +35,7 @@ struct heap_walk {
 		size_t depth;
 	} *pending;			/* nodes still to visit */
 	size_t npending, pending_cap;
+	uint64_t frames;		/* in the samples' stacks so far */
 };
 
 static uint32_t id_hash(int64_t id)
@@ -172,6 +173,14 @@ static int heap_node(struct heap_walk *w, struct json_object *node, size_t depth
 			return -ENOMEM;
 	if (!self || !depth)
 		return 0;
+	/* A wide tree under a deep chain would write frames quadratic in its size. */
+	w->frames += depth;
+	if (w->frames > V8_PROFILE_MAX_STACK_FRAMES) {
+		errmsg__set(err, errlen,
+			    "the stacks of its samples hold over %llu frames in all (V8 writes no "
+			    "such tree)", V8_PROFILE_MAX_STACK_FRAMES);
+		return -EFBIG;
+	}
 	return heap_sample(w, id, self, depth);
 }
 

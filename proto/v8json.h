@@ -24,6 +24,13 @@ struct json_object;
 #define V8_PROFILE_MAX_JSON (512ULL << 20)
 /* Deepest JSON nesting accepted: a heap profile nests two levels per frame. */
 #define V8_PROFILE_MAX_DEPTH 4000
+/*
+ * Most frames in all the stacks of one conversion to pprof (the sum of
+ * each sample's stack length): 256 MiB of location ids in the builder.  A
+ * real profile is far below: 50,000 distinct stacks 100 deep are 5e6.
+ * Hostile trees (a deep chain with a sample on every node) are refused.
+ */
+#define V8_PROFILE_MAX_STACK_FRAMES (32ULL << 20)
 
 /* Options of a conversion to pprof. */
 struct v8_pprof_opts {

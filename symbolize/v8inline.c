@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "lib/array.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
 #include "lib/textscan.h"
 #include "symbolize/v8inline.h"
 #include "symbolize/v8name.h"
@@ -40,13 +42,19 @@ struct vi_fn {
 	char *name;		/* "fib a.js:1:13" as the code log names it */
 };
 
+/*
+ * Only the newest code entry for a start is ever looked up, and only the
+ * first name logged for an SFI, so each table keeps one entry per key,
+ * indexed by it: a code-move or a lookup costs the same however many
+ * entries a log made.
+ */
 struct v8inline {
 	struct vi_code *codes;
 	size_t ncodes, codes_cap;
-	bool codes_sorted;
+	struct index_table code_tab;	/* start -> codes[] */
 	struct vi_fn *fns;
 	size_t nfns, fns_cap;
-	bool fns_sorted;
+	struct index_table fn_tab;	/* sfi -> fns[] */
 	size_t seq;
 	/* strings of the frames handed out by the last __stack() call */
 	char arena[16384];
@@ -72,6 +80,8 @@ void v8inline__clear(struct v8inline *vi)
 	for (size_t i = 0; i < vi->nfns; i++)
 		free(vi->fns[i].name);
 	vi->ncodes = vi->nfns = 0;
+	index_table__clear(&vi->code_tab);
+	index_table__clear(&vi->fn_tab);
 }
 
 void v8inline__free(struct v8inline *vi)
@@ -79,27 +89,55 @@ void v8inline__free(struct v8inline *vi)
 	if (!vi)
 		return;
 	v8inline__clear(vi);
+	index_table__release(&vi->code_tab);
+	index_table__release(&vi->fn_tab);
 	free(vi->codes);
 	free(vi->fns);
 	free(vi);
 }
 
+static uint32_t key_hash(uint64_t key)
+{
+	return hash__fold32(hash__mix64(key));
+}
+
+static bool code_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const struct v8inline *)ctx)->codes[idx].start == *(const uint64_t *)key;
+}
+
+static bool fn_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const struct v8inline *)ctx)->fns[idx].sfi == *(const uint64_t *)key;
+}
+
+/* The index of the code entry at start, or -1; *slot as index_table__lookup(). */
+static long code_find(const struct v8inline *vi, uint64_t start, size_t *slot)
+{
+	return index_table__lookup(&vi->code_tab, key_hash(start), code_eq, vi, &start, slot);
+}
+
 int v8inline__function(struct v8inline *vi, uint64_t sfi, const char *name, size_t len)
 {
 	struct vi_fn *f;
+	size_t slot;
 
 	if (!sfi)
 		return 0;
-	if (array_grow(&vi->fns, &vi->fns_cap, vi->nfns + 1))
+	if (vi->nfns >= UINT32_MAX - 1 || index_table__reserve(&vi->fn_tab) ||
+	    array_grow(&vi->fns, &vi->fns_cap, vi->nfns + 1))
 		return -ENOMEM;
+	/* The first name logged for an SFI is the one kept. */
+	if (index_table__lookup(&vi->fn_tab, key_hash(sfi), fn_eq, vi, &sfi, &slot) >= 0)
+		return 0;
 	f = &vi->fns[vi->nfns];
 	f->name = strndup(name, len);
 	if (!f->name)
 		return -ENOMEM;
 	f->sfi = sfi;
 	f->seq = vi->seq++;
+	index_table__set(&vi->fn_tab, slot, key_hash(sfi), (uint32_t)vi->nfns);
 	vi->nfns++;
-	vi->fns_sorted = false;
 	return 0;
 }
 
@@ -233,11 +271,23 @@ int v8inline__source_info(struct v8inline *vi, const char *p, size_t len)
 			goto bad;
 		code.s[code.ns++] = sfi;
 	}
-	if (array_grow(&vi->codes, &vi->codes_cap, vi->ncodes + 1))
+	if (vi->ncodes >= UINT32_MAX - 1 || index_table__reserve(&vi->code_tab) ||
+	    array_grow(&vi->codes, &vi->codes_cap, vi->ncodes + 1))
 		goto nomem;
 	code.seq = vi->seq++;
-	vi->codes[vi->ncodes++] = code;
-	vi->codes_sorted = false;
+	{
+		size_t slot;
+		long old = code_find(vi, code.start, &slot);
+
+		/* The newest entry for a start wins: it replaces the older one. */
+		if (old >= 0) {
+			code_release(&vi->codes[old]);
+			vi->codes[old] = code;
+			return 1;
+		}
+		index_table__set(&vi->code_tab, slot, key_hash(code.start), (uint32_t)vi->ncodes);
+		vi->codes[vi->ncodes++] = code;
+	}
 	return 1;
 bad:
 	code_release(&code);
@@ -247,73 +297,62 @@ nomem:
 	return -ENOMEM;
 }
 
+/* Drop codes[i], whose slot in the index is slot: the last entry takes its place. */
+static void code_drop(struct v8inline *vi, size_t i, size_t slot)
+{
+	size_t last = vi->ncodes - 1, last_slot;
+
+	index_table__remove(&vi->code_tab, slot);
+	code_release(&vi->codes[i]);
+	if (i != last) {
+		vi->codes[i] = vi->codes[last];
+		code_find(vi, vi->codes[i].start, &last_slot);
+		vi->code_tab.idx1[last_slot] = (uint32_t)i + 1;
+	}
+	vi->ncodes--;
+}
+
 void v8inline__move(struct v8inline *vi, uint64_t from, uint64_t to)
 {
-	for (size_t i = 0; i < vi->ncodes; i++) {
-		if (vi->codes[i].start == from) {
-			vi->codes[i].start = to;
-			vi->codes_sorted = false;
+	size_t slot, to_slot;
+	long i, other;
+
+	if (from == to)
+		return;
+	i = code_find(vi, from, &slot);
+	if (i < 0)
+		return;
+	other = code_find(vi, to, &to_slot);
+	if (other >= 0) {
+		/* Two entries at one start: the newer stays, as if both were kept. */
+		if (vi->codes[other].seq > vi->codes[i].seq) {
+			code_drop(vi, (size_t)i, slot);
+			return;
 		}
+		code_drop(vi, (size_t)other, to_slot);
+		/* the drop may have moved codes[i] into other's place */
+		i = code_find(vi, from, &slot);
 	}
-}
-
-static int code_cmp(const void *a, const void *b)
-{
-	const struct vi_code *x = a, *y = b;
-
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int fn_cmp(const void *a, const void *b)
-{
-	const struct vi_fn *x = a, *y = b;
-
-	if (x->sfi != y->sfi)
-		return x->sfi < y->sfi ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+	index_table__remove(&vi->code_tab, slot);
+	vi->codes[i].start = to;
+	/* a slot was just freed, so the reserve done when it was added still holds */
+	code_find(vi, to, &to_slot);
+	index_table__set(&vi->code_tab, to_slot, key_hash(to), (uint32_t)i);
 }
 
 /* The newest code entry for start, or NULL. */
 static const struct vi_code *find_code(struct v8inline *vi, uint64_t start)
 {
-	size_t lo = 0, hi;
+	long i = code_find(vi, start, NULL);
 
-	if (!vi->codes_sorted && vi->ncodes) {
-		qsort(vi->codes, vi->ncodes, sizeof(*vi->codes), code_cmp);
-		vi->codes_sorted = true;
-	}
-	hi = vi->ncodes;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (vi->codes[mid].start <= start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo && vi->codes[lo - 1].start == start ? &vi->codes[lo - 1] : NULL;
+	return i >= 0 ? &vi->codes[i] : NULL;
 }
 
 static const char *find_fn(struct v8inline *vi, uint64_t sfi)
 {
-	size_t lo = 0, hi;
+	long i = index_table__lookup(&vi->fn_tab, key_hash(sfi), fn_eq, vi, &sfi, NULL);
 
-	if (!vi->fns_sorted && vi->nfns) {
-		qsort(vi->fns, vi->nfns, sizeof(*vi->fns), fn_cmp);
-		vi->fns_sorted = true;
-	}
-	hi = vi->nfns;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (vi->fns[mid].sfi < sfi)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < vi->nfns && vi->fns[lo].sfi == sfi ? vi->fns[lo].name : NULL;
+	return i >= 0 ? vi->fns[i].name : NULL;
 }
 
 static const char *keep(struct v8inline *vi, const char *s)
@@ -332,25 +371,48 @@ static const char *keep(struct v8inline *vi, const char *s)
 	return out;
 }
 
-/* 1-based line and column of source position pos. */
-static void line_col(const char *src, size_t len, int32_t pos, uint32_t *line, uint32_t *col)
+uint32_t *v8inline__line_starts(const char *source, size_t len, size_t *nlines)
 {
-	size_t p = pos < 0 ? 0 : (size_t)pos, last_nl = 0;
-	uint32_t l = 1;
-	bool seen_nl = false;
+	size_t n = 1, k = 1;
+	uint32_t *starts;
+	const char *p, *end;
+
+	if (len > INT32_MAX)
+		len = INT32_MAX;
+	end = source + len;
+	for (p = source; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+		n++;
+	starts = malloc(n * sizeof(*starts));
+	if (!starts)
+		return NULL;
+	starts[0] = 0;
+	for (p = source; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+		starts[k++] = (uint32_t)(p - source + 1);
+	*nlines = n;
+	return starts;
+}
+
+/* 1-based line and column of source position pos. */
+static void line_col(const struct v8inline_script *sc, int32_t pos, uint32_t *line,
+		     uint32_t *col)
+{
+	size_t p = pos < 0 ? 0 : (size_t)pos, lo = 0, hi;
 
 	*line = *col = 0;
-	if (!src || p > len)
+	if (!sc || !sc->line_starts || !sc->nlines || p > sc->len)
 		return;
-	for (size_t i = 0; i < p; i++) {
-		if (src[i] == '\n') {
-			l++;
-			last_nl = i;
-			seen_nl = true;
-		}
+	/* the last line that starts at or before p */
+	hi = sc->nlines;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sc->line_starts[mid] <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	*line = l;
-	*col = (uint32_t)(seen_nl ? p - last_nl : p + 1);
+	*line = (uint32_t)lo;
+	*col = (uint32_t)(p - sc->line_starts[lo - 1] + 1);
 }
 
 int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
@@ -385,9 +447,9 @@ int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
 	/* a chain longer than the table is corrupt: stop at nf steps */
 	for (uint32_t steps = 0; id >= 0 && steps <= code->nf && n < max; steps++) {
 		const struct vi_inl *f;
-		const char *raw, *script_src;
+		const struct v8inline_script *script;
+		const char *raw;
 		struct v8name name;
-		size_t srclen = 0;
 
 		if ((uint32_t)id >= code->nf)
 			return 0;
@@ -402,10 +464,9 @@ int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
 		frames[n].script = name.script ? keep(vi, name.script) : NULL;
 		if (!frames[n].function)
 			return 0;
-		script_src = name.script && src->by_name ?
-				     src->by_name(src->ctx, name.script, &srclen) : NULL;
-		line_col(script_src, srclen, pos, &frames[n].line, &frames[n].column);
-		if (!script_src) {
+		script = name.script && src->by_name ? src->by_name(src->ctx, name.script) : NULL;
+		line_col(script, pos, &frames[n].line, &frames[n].column);
+		if (!script) {
 			/* no source: the function's own first line is the best we know */
 			frames[n].line = name.line;
 			frames[n].column = 0;
@@ -414,11 +475,7 @@ int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
 		pos = f->pos;
 		id = f->parent;
 	}
-	if (n && src->by_id) {
-		size_t srclen = 0;
-		const char *s = src->by_id(src->ctx, code->script, &srclen);
-
-		line_col(s, srclen, pos, &outer->line, &outer->column);
-	}
+	if (n && src->by_id)
+		line_col(src->by_id(src->ctx, code->script), pos, &outer->line, &outer->column);
 	return (int)n;
 }

@@ -36,12 +36,31 @@ struct v8inline_frame {
 	uint32_t column;
 };
 
-/* Looks up a script's source by id or by name; NULL when unknown. */
+/*
+ * A script's source and where its lines start (v8inline__line_starts()),
+ * so a source position's line is a binary search, not a scan of the
+ * script for every frame.
+ */
+struct v8inline_script {
+	const char *source;
+	size_t len;
+	const uint32_t *line_starts;	/* offset of each line's first byte; [0] is 0 */
+	size_t nlines;
+};
+
+/* Looks up a script by id or by name; NULL when unknown or without source. */
 struct v8inline_sources {
-	const char *(*by_id)(void *ctx, int id, size_t *len);
-	const char *(*by_name)(void *ctx, const char *name, size_t *len);
+	const struct v8inline_script *(*by_id)(void *ctx, int id);
+	const struct v8inline_script *(*by_name)(void *ctx, const char *name);
 	void *ctx;
 };
+
+/*
+ * The line starts of source[len] for struct v8inline_script: malloc'd, the
+ * caller's, *nlines of them.  Source positions are 31-bit, so only the first
+ * 2 GiB are indexed.  NULL on ENOMEM.
+ */
+uint32_t *v8inline__line_starts(const char *source, size_t len, size_t *nlines);
 
 struct v8inline *v8inline__new(void);
 void v8inline__free(struct v8inline *vi);

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "lib/array.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
 #include "lib/line_tail.h"
 #include "lib/textscan.h"
 #include "symbolize/code_index.h"
@@ -37,6 +39,9 @@ struct vl_script {
 	char *name;
 	char *source;
 	char *url;
+	/* source and its line starts for v8inline, built on first use */
+	struct v8inline_script view;
+	uint32_t *line_starts;
 };
 
 struct v8log {
@@ -48,8 +53,18 @@ struct v8log {
 
 	struct code_index *code;
 
-	struct vl_script **scripts;	/* sorted by id */
+	/*
+	 * Sorted by id when scripts_unsorted is false: ids grow as V8
+	 * compiles, but a log that lists them backwards must not cost an
+	 * insertion per line, so new ones are appended, found through
+	 * script_tab, and sorted when someone lists them.
+	 */
+	struct vl_script **scripts;
 	size_t nr_scripts, scripts_cap;
+	bool scripts_unsorted;
+	struct index_table script_tab;	/* id -> scripts[] */
+	struct index_table name_tab;	/* name -> first script (by id) with a source */
+	bool names_stale;
 
 	char *scratch;
 	size_t scratch_cap;
@@ -501,28 +516,61 @@ static void script_free(struct vl_script *s)
 	free(s->name);
 	free(s->source);
 	free(s->url);
+	free(s->line_starts);
 	free(s);
+}
+
+static uint32_t script_hash(int id)
+{
+	return hash__fold32(hash__mix64((uint64_t)(uint32_t)id));
+}
+
+static bool script_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const struct v8log *)ctx)->scripts[idx]->pub.id == *(const int *)key;
+}
+
+static int script_cmp(const void *a, const void *b)
+{
+	const struct vl_script *x = *(const struct vl_script *const *)a;
+	const struct vl_script *y = *(const struct vl_script *const *)b;
+
+	return (x->pub.id > y->pub.id) - (x->pub.id < y->pub.id);
+}
+
+/* Sort the scripts by id again and re-index them (after a log listed them out of order). */
+static void scripts_sort(struct v8log *log)
+{
+	if (!log->scripts_unsorted)
+		return;
+	qsort(log->scripts, log->nr_scripts, sizeof(*log->scripts), script_cmp);
+	index_table__clear(&log->script_tab);
+	for (size_t i = 0; i < log->nr_scripts; i++) {
+		size_t slot;
+		int id = log->scripts[i]->pub.id;
+
+		/* the table held them all before: no reserve needed */
+		index_table__lookup(&log->script_tab, script_hash(id), script_eq, log, &id, &slot);
+		index_table__set(&log->script_tab, slot, script_hash(id), (uint32_t)i);
+	}
+	log->scripts_unsorted = false;
+	log->names_stale = true;
 }
 
 /* The script with id; created (empty) when create and absent.  NULL: ENOMEM or absent. */
 static struct vl_script *script_get(struct v8log *log, int id, bool create)
 {
-	size_t lo = 0, hi = log->nr_scripts;
 	struct vl_script *s;
+	size_t slot;
+	long i;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (log->scripts[mid]->pub.id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < log->nr_scripts && log->scripts[lo]->pub.id == id)
-		return log->scripts[lo];
+	i = index_table__lookup(&log->script_tab, script_hash(id), script_eq, log, &id, NULL);
+	if (i >= 0)
+		return log->scripts[i];
 	if (!create)
 		return NULL;
-	if (array_grow(&log->scripts, &log->scripts_cap, log->nr_scripts + 1))
+	if (log->nr_scripts >= UINT32_MAX - 1 || index_table__reserve(&log->script_tab) ||
+	    array_grow(&log->scripts, &log->scripts_cap, log->nr_scripts + 1))
 		return NULL;
 	s = calloc(1, sizeof(*s));
 	if (!s)
@@ -530,11 +578,12 @@ static struct vl_script *script_get(struct v8log *log, int id, bool create)
 	s->pub.id = id;
 	s->pub.name = "";
 	s->pub.sha256_hex[0] = '\0';
-	/* Ids grow as V8 compiles, so this is an append but for odd logs. */
-	memmove(log->scripts + lo + 1, log->scripts + lo,
-		(log->nr_scripts - lo) * sizeof(*log->scripts));
-	log->scripts[lo] = s;
-	log->nr_scripts++;
+	if (log->nr_scripts && log->scripts[log->nr_scripts - 1]->pub.id > id)
+		log->scripts_unsorted = true;
+	index_table__lookup(&log->script_tab, script_hash(id), script_eq, log, &id, &slot);
+	index_table__set(&log->script_tab, slot, script_hash(id), (uint32_t)log->nr_scripts);
+	log->scripts[log->nr_scripts++] = s;
+	log->names_stale = true;
 	return s;
 }
 
@@ -571,6 +620,9 @@ static int ev_script_source(struct v8log *log, const char *p, const char *end)
 	if (!s || set_string(log, &f[1], &s->name, NULL) < 0 ||
 	    set_string(log, &f[2], &s->source, &s->pub.source_len) < 0)
 		return -ENOMEM;
+	free(s->line_starts);
+	s->line_starts = NULL;
+	log->names_stale = true;
 	s->pub.name = s->name;
 	s->pub.source = s->source;
 	sha256__digest(s->source, s->pub.source_len, s->pub.sha256);
@@ -596,6 +648,7 @@ static int ev_script_details(struct v8log *log, const char *p, const char *end)
 		if (set_string(log, &f[1], &s->name, NULL) < 0)
 			return -ENOMEM;
 		s->pub.name = s->name;
+		log->names_stale = true;
 	}
 	if (f[4].n) {
 		if (set_string(log, &f[4], &s->url, NULL) < 0)
@@ -705,6 +758,10 @@ static void clear(struct v8log *log)
 	for (i = 0; i < log->nr_scripts; i++)
 		script_free(log->scripts[i]);
 	log->nr_scripts = 0;
+	log->scripts_unsorted = false;
+	index_table__clear(&log->script_tab);
+	index_table__clear(&log->name_tab);
+	log->names_stale = false;
 	log->version[0] = '\0';
 	log->lines = log->events = 0;
 	log->malformed = log->first_malformed = log->unmatched = 0;
@@ -754,34 +811,76 @@ void v8log__free(struct v8log *log)
 	if (log->has_file)
 		line_tail__release(&log->tail);
 	free(log->scripts);
+	index_table__release(&log->script_tab);
+	index_table__release(&log->name_tab);
 	code_index__free(log->code);
 	free(log->scratch);
 	v8inline__free(log->inl);
 	free(log);
 }
 
-static const char *source_by_id(void *ctx, int id, size_t *len)
+/* The script as v8inline reads it: its line starts are counted once, on first use. */
+static const struct v8inline_script *script_view(struct vl_script *s)
 {
-	const struct v8log_script *sc = v8log__script(ctx, id);
-
-	*len = sc ? sc->source_len : 0;
-	return sc ? sc->source : NULL;
+	if (!s || !s->source)
+		return NULL;
+	if (!s->line_starts) {
+		s->line_starts = v8inline__line_starts(s->source, s->pub.source_len,
+						       &s->view.nlines);
+		if (!s->line_starts)
+			return NULL;
+	}
+	s->view.source = s->source;
+	s->view.len = s->pub.source_len;
+	s->view.line_starts = s->line_starts;
+	return &s->view;
 }
 
-static const char *source_by_name(void *ctx, const char *name, size_t *len)
+static const struct v8inline_script *source_by_id(void *ctx, int id)
 {
-	const struct v8log *log = ctx;
+	return script_view(script_get(ctx, id, false));
+}
 
-	for (size_t i = 0; i < log->nr_scripts; i++) {
-		const struct v8log_script *sc = &log->scripts[i]->pub;
+static uint32_t name_hash(const char *name)
+{
+	return hash__fold32(hash__str(HASH_SEED, name));
+}
 
-		if (sc->source && !strcmp(sc->name, name)) {
-			*len = sc->source_len;
-			return sc->source;
+static bool name_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return !strcmp(((const struct v8log *)ctx)->scripts[idx]->pub.name, key);
+}
+
+/*
+ * The first script (by id) with a source and that name, through an index
+ * rebuilt when names or sources changed since: a frame costs a lookup, not
+ * a walk over every script.
+ */
+static const struct v8inline_script *source_by_name(void *ctx, const char *name)
+{
+	struct v8log *log = ctx;
+	long i;
+
+	scripts_sort(log);
+	if (log->names_stale) {
+		index_table__clear(&log->name_tab);
+		for (size_t k = 0; k < log->nr_scripts; k++) {
+			const struct v8log_script *sc = &log->scripts[k]->pub;
+			size_t slot;
+
+			if (!sc->source)
+				continue;
+			if (index_table__reserve(&log->name_tab))
+				return NULL;	/* stays stale: tried again next time */
+			if (index_table__lookup(&log->name_tab, name_hash(sc->name), name_eq, log,
+						sc->name, &slot) < 0)
+				index_table__set(&log->name_tab, slot, name_hash(sc->name),
+						 (uint32_t)k);
 		}
+		log->names_stale = false;
 	}
-	*len = 0;
-	return NULL;
+	i = index_table__lookup(&log->name_tab, name_hash(name), name_eq, log, name, NULL);
+	return i >= 0 ? script_view(log->scripts[i]) : NULL;
 }
 
 int v8log__inline_stack(struct v8log *log, uint64_t start, uint64_t off,
@@ -848,6 +947,8 @@ size_t v8log__script_count(const struct v8log *log)
 
 const struct v8log_script *v8log__script_at(const struct v8log *log, size_t i)
 {
+	/* sorting reorders, never changes, what the log holds */
+	scripts_sort((struct v8log *)log);
 	return i < log->nr_scripts ? &log->scripts[i]->pub : NULL;
 }
 

@@ -456,7 +456,7 @@ static void test_live_node_profile(void **state)
 	(void)state;
 	node_start(&node);
 
-	rc = inspector__list(node.hostport, 5000, &t, &n, err, sizeof(err));
+	rc = inspector__list(node.hostport, -1, 5000, &t, &n, err, sizeof(err));
 	if (rc)
 		fail_msg("list: %s", err);
 	assert_int_equal(n, 1);
@@ -465,7 +465,7 @@ static void test_live_node_profile(void **state)
 	snprintf(path, sizeof(path), "/%s", node.uuid);
 	assert_string_equal(t[0].ws_path, path);
 
-	rc = inspector__open(node.hostport, t[0].ws_path, 5000, &s, err, sizeof(err));
+	rc = inspector__open(node.hostport, -1, t[0].ws_path, 5000, &s, err, sizeof(err));
 	if (rc)
 		fail_msg("open: %s", err);
 	inspector__free_targets(t, n);
@@ -547,7 +547,7 @@ static void test_live_node_errors(void **state)
 	node_start(&node);
 
 	/* /json/version through the same HTTP client. */
-	rc = inspector__http_get(node.hostport, "/json/version", 5000, &body, &blen, err,
+	rc = inspector__http_get(node.hostport, -1, "/json/version", 5000, &body, &blen, err,
 				 sizeof(err));
 	if (rc)
 		fail_msg("/json/version: %s", err);
@@ -555,7 +555,7 @@ static void test_live_node_errors(void **state)
 	free(body);
 
 	/* A WebSocket path node doesn't know. */
-	rc = inspector__open(node.hostport, "/no-such-target", 5000, &s, err, sizeof(err));
+	rc = inspector__open(node.hostport, -1, "/no-such-target", 5000, &s, err, sizeof(err));
 	assert_true(rc < 0);
 	assert_null(s);
 	assert_non_null(strstr(err, "handshake"));
@@ -566,9 +566,9 @@ static void test_live_node_errors(void **state)
 		char path[100];
 
 		snprintf(path, sizeof(path), "/%s", node.uuid);
-		assert_int_equal(inspector__open(node.hostport, path, 5000, &a, err, sizeof(err)),
+		assert_int_equal(inspector__open(node.hostport, -1, path, 5000, &a, err, sizeof(err)),
 				 0);
-		assert_int_equal(inspector__open(node.hostport, path, 5000, &b, err, sizeof(err)),
+		assert_int_equal(inspector__open(node.hostport, -1, path, 5000, &b, err, sizeof(err)),
 				 0);
 		assert_int_equal(inspector__call(a, "Profiler.enable", NULL, 5000, NULL, err,
 						 sizeof(err)), 0);
@@ -580,12 +580,12 @@ static void test_live_node_errors(void **state)
 	node_kill(&node);
 
 	/* Nothing listens there any more. */
-	rc = inspector__list(node.hostport, 2000, &t, &n, err, sizeof(err));
+	rc = inspector__list(node.hostport, -1, 2000, &t, &n, err, sizeof(err));
 	assert_int_equal(rc, -ECONNREFUSED);
 	assert_null(t);
-	assert_int_equal(inspector__list("10.0.0.1:9229", 2000, &t, &n, err, sizeof(err)),
+	assert_int_equal(inspector__list("10.0.0.1:9229", -1, 2000, &t, &n, err, sizeof(err)),
 			 -EPERM);
-	assert_int_equal(inspector__open("192.168.1.1:9229", "/x", 2000, &s, err, sizeof(err)),
+	assert_int_equal(inspector__open("192.168.1.1:9229", -1, "/x", 2000, &s, err, sizeof(err)),
 			 -EPERM);
 	assert_non_null(strstr(err, "not a loopback address"));
 }

@@ -460,7 +460,7 @@ static void test_loopback_only(void **state)
 		assert_true(ws__is_loopback(ok[i]));
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_false(ws__is_loopback(bad[i]));
-		assert_int_equal(ws__connect(bad[i], 9229, "/", 100, &c, err, sizeof(err)),
+		assert_int_equal(ws__connect(bad[i], 9229, -1, "/", 100, &c, err, sizeof(err)),
 				 -EPERM);
 		assert_null(c);
 		assert_non_null(strstr(err, "not a loopback address"));
@@ -494,21 +494,21 @@ static void test_connect_refused_and_timeout(void **state)
 	/* Nothing listens on a port just released. */
 	fd = listener(&port);
 	close(fd);
-	rc = ws__connect("127.0.0.1", port, "/x", 1000, &c, err, sizeof(err));
+	rc = ws__connect("127.0.0.1", port, -1, "/x", 1000, &c, err, sizeof(err));
 	assert_int_equal(rc, -ECONNREFUSED);
 	assert_null(c);
 
 	/* A listener that never answers the handshake: the deadline holds. */
 	fd = listener(&port);
-	rc = ws__connect("localhost", port, "/x", 200, &c, err, sizeof(err));
+	rc = ws__connect("localhost", port, -1, "/x", 200, &c, err, sizeof(err));
 	assert_int_equal(rc, -ETIMEDOUT);
 	assert_non_null(strstr(err, "handshake"));
 	close(fd);
 
 	/* A path that can't go in a request line. */
-	assert_int_equal(ws__connect("127.0.0.1", port, "/a b", 100, &c, err, sizeof(err)),
+	assert_int_equal(ws__connect("127.0.0.1", port, -1, "/a b", 100, &c, err, sizeof(err)),
 			 -EINVAL);
-	assert_int_equal(ws__connect("127.0.0.1", port, "x", 100, &c, err, sizeof(err)),
+	assert_int_equal(ws__connect("127.0.0.1", port, -1, "x", 100, &c, err, sizeof(err)),
 			 -EINVAL);
 }
 

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -315,8 +316,8 @@ int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, si
 	return 1;
 }
 
-int inspector__http_get(const char *hostport, const char *path, int timeout_ms, char **body,
-			size_t *body_len, char *err, size_t errlen)
+int inspector__http_get(const char *hostport, int netns_fd, const char *path, int timeout_ms,
+			char **body, size_t *body_len, char *err, size_t errlen)
 {
 	int64_t deadline = ws__deadline(timeout_ms);
 	struct inspector_addr a;
@@ -340,7 +341,7 @@ int inspector__http_get(const char *hostport, const char *path, int timeout_ms, 
 		errmsg__set(err, errlen, "bad HTTP path");
 		return -EINVAL;
 	}
-	fd = ws__tcp_connect(a.host, a.port, timeout_ms, err, errlen);
+	fd = ws__tcp_connect(a.host, a.port, netns_fd, timeout_ms, err, errlen);
 	if (fd < 0)
 		return fd;
 	rc = ws__write_all(fd, req, (size_t)n, deadline);
@@ -377,8 +378,13 @@ int inspector__http_get(const char *hostport, const char *path, int timeout_ms, 
 		}
 		rc = ws__wait_readable(fd, deadline);
 		if (rc < 0) {
-			errmsg__set(err, errlen, "%s: GET %s: %s", hostport, path,
-			       rc == -ETIMEDOUT ? "no complete answer in time" : strerror(-rc));
+			if (rc == -ETIMEDOUT)
+				errmsg__set(err, errlen,
+					    "%s: GET %s: no complete answer within %d ms (%zu bytes "
+					    "came)", hostport, path, timeout_ms, len);
+			else
+				errmsg__set(err, errlen, "%s: GET %s: %s", hostport, path,
+					    strerror(-rc));
 			break;
 		}
 		got = recv(fd, buf + len, cap - len, 0);
@@ -580,8 +586,8 @@ out:
 	return rc;
 }
 
-int inspector__list(const char *hostport, int timeout_ms, struct inspector_target **targets,
-		    size_t *n, char *err, size_t errlen)
+int inspector__list(const char *hostport, int netns_fd, int timeout_ms,
+		    struct inspector_target **targets, size_t *n, char *err, size_t errlen)
 {
 	char perr[160], *body;
 	size_t blen;
@@ -589,7 +595,8 @@ int inspector__list(const char *hostport, int timeout_ms, struct inspector_targe
 
 	*targets = NULL;
 	*n = 0;
-	rc = inspector__http_get(hostport, "/json/list", timeout_ms, &body, &blen, err, errlen);
+	rc = inspector__http_get(hostport, netns_fd, "/json/list", timeout_ms, &body, &blen, err,
+				 errlen);
 	if (rc < 0)
 		return rc;
 	rc = inspector__parse_list(body, blen, targets, n, perr, sizeof(perr));
@@ -604,9 +611,10 @@ int inspector__list(const char *hostport, int timeout_ms, struct inspector_targe
 struct inspector_session {
 	struct ws_conn *ws;
 	int64_t next_id;
+	char peer[96];		/* host:port/path, for messages */
 };
 
-int inspector__open(const char *hostport, const char *ws_path, int timeout_ms,
+int inspector__open(const char *hostport, int netns_fd, const char *ws_path, int timeout_ms,
 		    struct inspector_session **session, char *err, size_t errlen)
 {
 	struct inspector_session *s;
@@ -627,12 +635,16 @@ int inspector__open(const char *hostport, const char *ws_path, int timeout_ms,
 		errmsg__set(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	rc = ws__connect(a.host, a.port, ws_path, timeout_ms, &s->ws, werr, sizeof(werr));
+	rc = ws__connect(a.host, a.port, netns_fd, ws_path, timeout_ms, &s->ws, werr,
+			 sizeof(werr));
 	if (rc < 0) {
 		errmsg__set(err, errlen, "%s%s: %s", hostport, ws_path, werr);
 		free(s);
 		return rc;
 	}
+	errmsg__excerpt(s->peer, sizeof(s->peer), hostport, strlen(hostport));
+	if (strlen(s->peer) + strlen(ws_path) < sizeof(s->peer))
+		strcat(s->peer, ws_path);
 	*session = s;
 	return 0;
 }
@@ -720,6 +732,7 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 {
 	int64_t deadline = ws__deadline(timeout_ms), id;
 	json_object *req = NULL;
+	uint64_t first = ws__received(s->ws), others = 0;
 	char werr[200];
 	const char *text;
 	size_t text_len;
@@ -751,6 +764,21 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 		char *msg;
 		size_t len;
 
+		/*
+		 * One deadline for the whole call, checked whatever arrives: a
+		 * peer that streams events never lets a read wait, so a
+		 * per-read timeout alone would never fire.
+		 */
+		if (deadline >= 0 && left <= 0 && others) {
+			rc = -ETIMEDOUT;
+			goto fail;
+		}
+		if (ws__received(s->ws) - first > INSPECTOR_MAX_CALL_BYTES) {
+			errmsg__set(err, errlen,
+				    "%s: %s sent over %u MiB (%" PRIu64 " messages) and no reply",
+				    method, s->peer, INSPECTOR_MAX_CALL_BYTES >> 20, others);
+			return -EMSGSIZE;
+		}
 		if (deadline >= 0 && left < 0)
 			left = 0;
 		rc = ws__recv_text(s->ws, (int)(left > INT_MAX ? INT_MAX : left), &msg, &len,
@@ -765,6 +793,7 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 			errmsg__set(err, errlen, "%s: %s", method, werr);
 			return rc;
 		}
+		others++;
 	}
 fail:
 	if (rc == -ECONNRESET) {
@@ -772,8 +801,13 @@ fail:
 
 		errmsg__set(err, errlen, "%s: inspector closed the connection%s", method,
 		       detail ? detail : "");
+	} else if (rc == -ETIMEDOUT && others) {
+		errmsg__set(err, errlen,
+			    "%s: no reply within %d ms from %s, which sent %" PRIu64
+			    " other messages meanwhile", method, timeout_ms, s->peer, others);
 	} else if (rc == -ETIMEDOUT) {
-		errmsg__set(err, errlen, "%s: no reply within %d ms", method, timeout_ms);
+		errmsg__set(err, errlen, "%s: no reply within %d ms from %s", method, timeout_ms,
+			    s->peer);
 	} else {
 		errmsg__set(err, errlen, "%s: %s", method, werr);
 	}

@@ -49,6 +49,8 @@
 
 #include <json-c/json.h>
 
+#include "user/v8/websocket.h"
+
 #define INSPECTOR_DEFAULT_PORT 9229
 /* A /json/list of a few hundred workerd services is far below this. */
 #define INSPECTOR_MAX_HTTP_BODY (4u << 20)
@@ -58,6 +60,12 @@
  * default stackDepth is 128.
  */
 #define INSPECTOR_JSON_DEPTH 1024
+/*
+ * Most bytes inspector__call() reads while waiting for its reply (the
+ * reply, events, other ids' replies): four of the largest messages
+ * websocket.h takes.  docs/inspector-client.md lists every cap.
+ */
+#define INSPECTOR_MAX_CALL_BYTES (4u * WS_MAX_MESSAGE)
 
 struct inspector_addr {
 	char host[64];		/* "127.0.0.1", "::1" (no brackets) or "localhost" */
@@ -87,9 +95,13 @@ bool inspector__is_loopback(const char *host);
 int inspector__parse_http(const char *buf, size_t len, bool eof, char **body, size_t *body_len,
 			  char *err, size_t errlen);
 
-/* GET path from hostport within timeout_ms; body as inspector__parse_http(). */
-int inspector__http_get(const char *hostport, const char *path, int timeout_ms, char **body,
-			size_t *body_len, char *err, size_t errlen);
+/*
+ * GET path from hostport within timeout_ms; body as inspector__parse_http().
+ * netns_fd: the network namespace to reach hostport in (lib/netns.h; -1:
+ * isoprof's own), as for every function here that connects.
+ */
+int inspector__http_get(const char *hostport, int netns_fd, const char *path, int timeout_ms,
+			char **body, size_t *body_len, char *err, size_t errlen);
 
 /* ---- targets ---- */
 
@@ -118,22 +130,24 @@ int inspector__parse_list(const char *json, size_t len, struct inspector_target 
 void inspector__free_targets(struct inspector_target *targets, size_t n);
 
 /* GET /json/list from hostport and parse it. */
-int inspector__list(const char *hostport, int timeout_ms, struct inspector_target **targets,
-		    size_t *n, char *err, size_t errlen);
+int inspector__list(const char *hostport, int netns_fd, int timeout_ms,
+		    struct inspector_target **targets, size_t *n, char *err, size_t errlen);
 
 /* ---- sessions ---- */
 
 struct inspector_session;
 
-/* Open a CDP session on ws://hostport<ws_path>. */
-int inspector__open(const char *hostport, const char *ws_path, int timeout_ms,
+/* Open a CDP session on ws://hostport<ws_path>, in network namespace netns_fd. */
+int inspector__open(const char *hostport, int netns_fd, const char *ws_path, int timeout_ms,
 		    struct inspector_session **session, char *err, size_t errlen);
 
 /*
  * Send {"id":N,"method":method,"params":params} (params omitted when NULL)
  * and wait for the reply with that id; events and replies to other ids
  * that arrive first are discarded, not kept.  timeout_ms bounds the whole
- * call.  On success, if result is not NULL, *result is the reply's
+ * call, however busy the peer is: -ETIMEDOUT names the peer and how many
+ * other messages it sent meanwhile.  Over INSPECTOR_MAX_CALL_BYTES read
+ * without the reply is -EMSGSIZE.  On success, if result is not NULL, *result is the reply's
  * "result" object (an empty object when the reply has none).  After
  * -ETIMEDOUT the session can still be used: the late reply is discarded.
  */

@@ -5,10 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lib/errmsg.h"
 #include "lib/json.h"
 #include "lib/monotime.h"
+#include "lib/netns.h"
 #include "user/v8/inspector.h"
 #include "user/v8/v8capture.h"
 
@@ -48,8 +50,13 @@ static int call(struct v8_capture *c, struct v8_target *t, const char *method,
 		return -ENOTCONN;
 	err = inspector__call(t->session, method, params, timeout_ms ? timeout_ms : c->timeout_ms,
 			      result, why, sizeof(why));
-	if (err)
-		target_fail(t, err, method, why);
+	if (err) {
+		size_t n = strlen(method);
+
+		/* inspector__call()'s message already starts with the method */
+		target_fail(t, err, method,
+			    !strncmp(why, method, n) && !strncmp(why + n, ": ", 2) ? why + n + 2 : why);
+	}
 	return err;
 }
 
@@ -117,7 +124,7 @@ int v8_capture__add_process(struct v8_capture *c, pid_t pid, const char *hostpor
 	char addr[64];
 	size_t n = 0, added = 0;
 	bool only_found = false;
-	int ret;
+	int ret, netns = -1;
 
 	ret = v8_capture__connect_addr(hostport, addr, sizeof(addr));
 	if (ret) {
@@ -126,15 +133,26 @@ int v8_capture__add_process(struct v8_capture *c, pid_t pid, const char *hostpor
 					  : "not HOST:PORT");
 		return ret;
 	}
-	ret = inspector__list(addr, c->timeout_ms, &list, &n, err, errlen);
-	if (ret)
+	/*
+	 * Loopback is the target's: in its own network namespace, the host's
+	 * 127.0.0.1:9229 is anyone's to listen on.  Sockets are made in its
+	 * namespace; the fd is only needed until they exist.
+	 */
+	ret = netns__open(pid, &netns);
+	if (ret) {
+		errmsg__set(err, errlen, "inspector %s: pid %d's network namespace: %s", hostport,
+			    (int)pid, strerror(-ret));
 		return ret;
+	}
+	ret = inspector__list(addr, netns, c->timeout_ms, &list, &n, err, errlen);
+	if (ret)
+		goto out;
 	for (size_t i = 0; only_id && i < n; i++)
 		only_found |= !strcmp(list[i].id, only_id);
 	grown = realloc(c->targets, (c->ntargets + n + 1) * sizeof(*grown));
 	if (!grown) {
-		inspector__free_targets(list, n);
-		return -ENOMEM;
+		ret = -ENOMEM;
+		goto out;
 	}
 	c->targets = grown;
 	for (size_t i = 0; i < n; i++) {
@@ -151,13 +169,13 @@ int v8_capture__add_process(struct v8_capture *c, pid_t pid, const char *hostpor
 		t->url = strdup(list[i].url ? list[i].url : "");
 		if (!t->id || !t->title || !t->url) {
 			free_target(t);
-			inspector__free_targets(list, n);
-			return -ENOMEM;
+			ret = -ENOMEM;
+			goto out;
 		}
 		c->ntargets++;
 		added++;
-		ret = inspector__open(addr, list[i].ws_path, c->timeout_ms, &t->session, why,
-				      sizeof(why));
+		ret = inspector__open(addr, netns, list[i].ws_path, c->timeout_ms, &t->session,
+				      why, sizeof(why));
 		if (ret) {
 			t->session = NULL;
 			target_fail(t, ret, "connect", why);
@@ -165,8 +183,12 @@ int v8_capture__add_process(struct v8_capture *c, pid_t pid, const char *hostpor
 		}
 		prepare(c, t);
 	}
+	ret = (int)added;
+out:
 	inspector__free_targets(list, n);
-	return (int)added;
+	if (netns >= 0)
+		close(netns);
+	return ret;
 }
 
 static struct json_object *heap_sampling_params(const struct v8_capture *c)

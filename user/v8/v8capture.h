@@ -21,7 +21,9 @@
  * error text, and the caller reports it (the BPF capture goes on).
  *
  * Only loopback inspector addresses are contacted; a process whose
- * inspector listens on another address is refused.
+ * inspector listens on another address is refused.  Loopback is the
+ * target's: for a process in its own network namespace, its sockets are
+ * made in that namespace (lib/netns.h), never on the host's loopback.
  *
  * Ownership: the capture owns its targets and their JSON results until
  * v8_capture__free().  Errors: negative errno.  Nothing prints.

@@ -22,6 +22,7 @@
 #include "lib/array.h"
 #include "lib/http.h"
 #include "lib/monotime.h"
+#include "lib/netns.h"
 #include "lib/sha1.h"
 
 /* RFC 6455 section 1.3 */
@@ -403,13 +404,23 @@ static int poll_timeout(int64_t deadline_ms)
 	return left > INT_MAX ? INT_MAX : (int)left;
 }
 
+/*
+ * Strict: once the deadline has passed, nothing waits, not even for bytes
+ * already in the socket.  A peer that keeps sending (events, pings, one byte
+ * at a time) would otherwise keep every loop that reads "until a message is
+ * complete" going past its deadline forever.
+ */
 static int wait_for(int fd, short events, int64_t deadline_ms)
 {
 	struct pollfd pfd = { .fd = fd, .events = events };
 
 	for (;;) {
 		int t = poll_timeout(deadline_ms);
-		int n = poll(&pfd, 1, t);
+		int n;
+
+		if (t == 0)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, t);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -419,8 +430,6 @@ static int wait_for(int fd, short events, int64_t deadline_ms)
 		/* POLLHUP/POLLERR count: the read or write that follows reports them. */
 		if (n > 0)
 			return 0;
-		if (t >= 0 && (int64_t)monotime_ms() >= deadline_ms)
-			return -ETIMEDOUT;
 	}
 }
 
@@ -445,7 +454,8 @@ bool ws__is_loopback(const char *host)
 	return false;
 }
 
-int ws__tcp_connect(const char *host, uint16_t port, int timeout_ms, char *err, size_t errlen)
+int ws__tcp_connect(const char *host, uint16_t port, int netns_fd, int timeout_ms, char *err,
+		    size_t errlen)
 {
 	int64_t deadline = ws__deadline(timeout_ms);
 	struct sockaddr_storage ss = { 0 };
@@ -472,11 +482,12 @@ int ws__tcp_connect(const char *host, uint16_t port, int timeout_ms, char *err, 
 		s6->sin6_port = htons(port);
 		slen = sizeof(*s6);
 	}
-	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = netns__socket(netns_fd, ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0) {
-		rc = -errno;
-		errmsg__set(err, errlen, "socket: %s", strerror(-rc));
-		return rc;
+		errmsg__set(err, errlen, "socket%s: %s",
+			    netns_fd >= 0 ? " in the target's network namespace" : "",
+			    strerror(-fd));
+		return fd;
 	}
 	/* Requests are small and each waits for its reply: don't let Nagle hold them. */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -541,6 +552,7 @@ int ws__write_all(int fd, const void *buf, size_t len, int64_t deadline_ms)
 struct ws_conn {
 	int fd;
 	struct ws_reader *reader;
+	uint64_t received;	/* bytes read from the socket since the handshake */
 	int dead;		/* 0, or the error every call now returns */
 	bool close_sent;
 	char dead_msg[160];
@@ -716,7 +728,7 @@ static int read_response(struct ws_conn *c, const char *key, int64_t deadline, c
 	return rc;
 }
 
-int ws__connect(const char *host, uint16_t port, const char *path, int timeout_ms,
+int ws__connect(const char *host, uint16_t port, int netns_fd, const char *path, int timeout_ms,
 		struct ws_conn **conn, char *err, size_t errlen)
 {
 	int64_t deadline = ws__deadline(timeout_ms);
@@ -739,7 +751,7 @@ int ws__connect(const char *host, uint16_t port, const char *path, int timeout_m
 		errmsg__set(err, errlen, "out of memory");
 		goto fail;
 	}
-	rc = ws__tcp_connect(host, port, timeout_ms, err, errlen);
+	rc = ws__tcp_connect(host, port, netns_fd, timeout_ms, err, errlen);
 	if (rc < 0)
 		goto fail;
 	c->fd = rc;
@@ -800,6 +812,7 @@ int ws__recv_text(struct ws_conn *c, int timeout_ms, char **msg, size_t *len, ch
 		  size_t errlen)
 {
 	int64_t deadline = ws__deadline(timeout_ms);
+	uint64_t first = c->received;
 	char rerr[128];
 	int rc;
 
@@ -852,6 +865,12 @@ int ws__recv_text(struct ws_conn *c, int timeout_ms, char **msg, size_t *len, ch
 			errmsg__set(err, errlen, "websocket: no message within %d ms", timeout_ms);
 			return rc;
 		}
+		if (c->received - first > WS_MAX_CALL_BYTES) {
+			send_close(c, WS_CLOSE_TOO_BIG);
+			return conn_die(c, -EMSGSIZE, err, errlen,
+					"websocket: over %u MiB read without a text message",
+					WS_MAX_CALL_BYTES >> 20);
+		}
 		if (rc < 0)
 			return conn_die(c, rc, err, errlen, "websocket: poll: %s", strerror(-rc));
 		got = recv(c->fd, c->rbuf, sizeof(c->rbuf), 0);
@@ -865,11 +884,17 @@ int ws__recv_text(struct ws_conn *c, int timeout_ms, char **msg, size_t *len, ch
 		if (got < 0)
 			return conn_die(c, -errno, err, errlen, "websocket: recv: %s",
 					strerror(errno));
+		c->received += (uint64_t)got;
 		rc = ws_reader__feed(c->reader, c->rbuf, (size_t)got);
 		if (rc == -ENOMEM)	/* the bytes are gone: so is the stream */
 			return conn_die(c, rc, err, errlen, "websocket: out of memory");
 		/* Other feed errors are sticky: the next ws_reader__next() reports them. */
 	}
+}
+
+uint64_t ws__received(const struct ws_conn *c)
+{
+	return c->received;
 }
 
 void ws__close(struct ws_conn *c)

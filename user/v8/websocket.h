@@ -19,7 +19,11 @@
  *     answered.
  *
  * Timeouts are in milliseconds and bound the whole call: negative waits
- * forever, 0 does not wait at all.
+ * forever, 0 does not wait at all.  The deadline is strict: once it has
+ * passed no call waits or reads from the socket again, however busy the
+ * peer is (bytes already read are still handed out).  Besides time, one
+ * message is capped at WS_MAX_MESSAGE bytes and the bytes one
+ * ws__recv_text() reads at WS_MAX_CALL_BYTES.
  *
  * Errors: functions return 0 (or a count) or a negative errno, and fill
  * err[errlen] with one line of context when err is not NULL.  Nothing prints.
@@ -47,6 +51,13 @@
 
 /* A 50 s CPU profile from a busy isolate is a few MB of JSON. */
 #define WS_MAX_MESSAGE (64u << 20)
+/*
+ * Most bytes one ws__recv_text() reads from the socket: its message plus
+ * what a peer may send around it (pings, binary messages, which are
+ * skipped).  V8 sends neither, so this only stops a peer that never
+ * finishes a text message.
+ */
+#define WS_MAX_CALL_BYTES (2u * WS_MAX_MESSAGE)
 /* Largest opening-handshake response header accepted. */
 #define WS_MAX_HEADER (16u << 10)
 
@@ -136,9 +147,12 @@ bool ws__is_loopback(const char *host);
 
 /*
  * A connected, non-blocking, close-on-exec TCP socket to host:port, within
- * timeout_ms.  Returns the fd, or -EPERM, -ECONNREFUSED, -ETIMEDOUT, ...
+ * timeout_ms, made in the network namespace netns_fd (lib/netns.h; -1:
+ * isoprof's own), so loopback is that namespace's.  Returns the fd, or
+ * -EPERM, -ECONNREFUSED, -ETIMEDOUT, ...
  */
-int ws__tcp_connect(const char *host, uint16_t port, int timeout_ms, char *err, size_t errlen);
+int ws__tcp_connect(const char *host, uint16_t port, int netns_fd, int timeout_ms, char *err,
+		    size_t errlen);
 
 /*
  * Write all of buf[len] to a non-blocking socket before the CLOCK_MONOTONIC
@@ -151,8 +165,9 @@ int ws__write_all(int fd, const void *buf, size_t len, int64_t deadline_ms);
 int64_t ws__deadline(int timeout_ms);
 
 /*
- * Wait until fd is readable or the deadline passes: 0 readable, -ETIMEDOUT,
- * or another negative errno.
+ * Wait until fd is readable or the deadline passes: 0 readable, -ETIMEDOUT
+ * (also when the deadline has passed and fd is readable), or another
+ * negative errno.
  */
 int ws__wait_readable(int fd, int64_t deadline_ms);
 
@@ -161,12 +176,13 @@ int ws__wait_readable(int fd, int64_t deadline_ms);
 struct ws_conn;
 
 /*
- * Connect to ws://host:port/path and complete the opening handshake, all
- * within timeout_ms.  host is as ws__is_loopback() takes it; path starts
+ * Connect to ws://host:port/path (in network namespace netns_fd, as
+ * ws__tcp_connect()) and complete the opening handshake, all within
+ * timeout_ms.  host is as ws__is_loopback() takes it; path starts
  * with '/' and holds only printable ASCII without spaces (-EINVAL else).
  * On success *conn is the caller's until ws__close().
  */
-int ws__connect(const char *host, uint16_t port, const char *path, int timeout_ms,
+int ws__connect(const char *host, uint16_t port, int netns_fd, const char *path, int timeout_ms,
 		struct ws_conn **conn, char *err, size_t errlen);
 
 /* Send msg[len] as one masked text frame. */
@@ -178,10 +194,14 @@ int ws__send_text(struct ws_conn *conn, const char *msg, size_t len, int timeout
  * caller's to free) of *len bytes.  Pings are answered with pongs and pongs
  * and binary messages skipped on the way.  A close frame is answered with a
  * close and gives -ECONNRESET; so do EOF and a reset.  After any error but
- * -ETIMEDOUT the connection is dead and every call fails.
+ * -ETIMEDOUT the connection is dead and every call fails.  -EMSGSIZE when
+ * over WS_MAX_CALL_BYTES arrive without completing a text message.
  */
 int ws__recv_text(struct ws_conn *conn, int timeout_ms, char **msg, size_t *len,
 		  char *err, size_t errlen);
+
+/* Bytes read from the socket so far (frames after the handshake), for per-call budgets. */
+uint64_t ws__received(const struct ws_conn *conn);
 
 /* Send a close frame (best effort, without waiting), close and free. */
 void ws__close(struct ws_conn *conn);
