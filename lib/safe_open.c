@@ -64,9 +64,9 @@ static const char *open_why(int err)
 	}
 }
 
-static int sys_openat2(int dirfd, const char *path, uint64_t resolve)
+static int sys_openat2(int dirfd, const char *path, int flags, uint64_t resolve)
 {
-	struct open_how how = { .flags = OPEN_FLAGS, .resolve = resolve };
+	struct open_how how = { .flags = (uint64_t)flags, .resolve = resolve };
 
 #ifdef SYS_openat2
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
@@ -84,7 +84,7 @@ static int sys_openat2(int dirfd, const char *path, uint64_t resolve)
  * one component at a time under rootfd, refusing symlinks and "..", so
  * nothing leads out of the root.
  */
-static int walk_in_root(int rootfd, const char *rest)
+static int walk_in_root(int rootfd, const char *rest, int flags)
 {
 	char comp[NAME_MAX + 1];
 	const char *p = rest, *slash;
@@ -111,7 +111,7 @@ static int walk_in_root(int rootfd, const char *rest)
 			goto fail;
 		}
 		if (!*p) {
-			fd = openat(dfd, n && strcmp(comp, ".") ? comp : ".", OPEN_FLAGS);
+			fd = openat(dfd, n && strcmp(comp, ".") ? comp : ".", flags);
 			break;
 		}
 		if (!n || !strcmp(comp, "."))
@@ -147,7 +147,7 @@ fail:
 	return -1;
 }
 
-static int open_in_root(const char *root, const char *rest)
+static int open_in_root(const char *root, const char *rest, int flags)
 {
 	int rootfd, fd, err;
 
@@ -155,9 +155,9 @@ static int open_in_root(const char *root, const char *rest)
 	rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rootfd < 0)
 		return -errno;
-	fd = sys_openat2(rootfd, rest, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+	fd = sys_openat2(rootfd, rest, flags, RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
 	if (fd < 0 && errno == ENOSYS)
-		fd = walk_in_root(rootfd, rest);
+		fd = walk_in_root(rootfd, rest, flags);
 	err = fd < 0 ? -errno : fd;
 	close(rootfd);
 	return err;
@@ -186,7 +186,7 @@ static bool proc_root_prefix(const char *path, const char *proc_root, size_t *ro
 	return true;
 }
 
-static int open_path(const char *path, const struct safe_open_opts *o)
+static int open_path(const char *path, const struct safe_open_opts *o, int flags)
 {
 	const char *proc_root = o->proc_root ? o->proc_root : "/proc", *rest;
 	char root[PATH_MAX];
@@ -194,21 +194,21 @@ static int open_path(const char *path, const struct safe_open_opts *o)
 	int fd;
 
 	if (o->proc_link) {
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		fd = open(path, flags & ~O_NOFOLLOW);
 		return fd < 0 ? -errno : fd;
 	}
 	if (o->root)
-		return open_in_root(o->root, path);
+		return open_in_root(o->root, path, flags);
 	if (proc_root_prefix(path, proc_root, &root_len, &rest)) {
 		if (root_len >= sizeof(root))
 			return -ENAMETOOLONG;
 		memcpy(root, path, root_len);
 		root[root_len] = '\0';
-		return open_in_root(root, rest);
+		return open_in_root(root, rest, flags);
 	}
-	fd = sys_openat2(AT_FDCWD, path, RESOLVE_NO_MAGICLINKS);
+	fd = sys_openat2(AT_FDCWD, path, flags, RESOLVE_NO_MAGICLINKS);
 	if (fd < 0 && errno == ENOSYS)
-		fd = open(path, OPEN_FLAGS);
+		fd = open(path, flags);
 	return fd < 0 ? -errno : fd;
 }
 
@@ -290,7 +290,7 @@ int safe_open__file(const char *path, const struct safe_open_opts *opts,
 
 	if (info)
 		memset(info, 0, sizeof(*info));
-	fd = open_path(path, opts ? opts : &none);
+	fd = open_path(path, opts ? opts : &none, OPEN_FLAGS);
 	if (fd < 0) {
 		set_why(info, "%s", open_why(-fd));
 		return fd;
@@ -301,6 +301,33 @@ int safe_open__file(const char *path, const struct safe_open_opts *opts,
 		return err;
 	}
 	return fd;
+}
+
+int safe_open__dir(const char *path, const struct safe_open_opts *opts,
+		   struct safe_open_info *info)
+{
+	static const struct safe_open_opts none;
+	int fd;
+
+	if (info)
+		memset(info, 0, sizeof(*info));
+	fd = open_path(path, opts ? opts : &none, OPEN_FLAGS | O_DIRECTORY);
+	if (fd < 0) {
+		set_why(info, "%s", open_why(-fd));
+		return fd;
+	}
+	if (info && fstat(fd, &info->st) < 0)
+		memset(&info->st, 0, sizeof(info->st));
+	return fd;
+}
+
+bool safe_open__owner_ok(const struct stat *st, const struct safe_open_opts *opts)
+{
+	if (!opts || opts->owner == SAFE_OPEN_ANY_OWNER)
+		return true;
+	if (st->st_uid == opts->uid)
+		return true;
+	return opts->owner == SAFE_OPEN_OWNER_TARGET_OR_ROOT && !st->st_uid;
 }
 
 int safe_open__target_uid(const char *proc_root, pid_t pid, uid_t *uid)

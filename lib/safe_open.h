@@ -102,6 +102,17 @@ int safe_open__file(const char *path, const struct safe_open_opts *opts,
 int safe_open__check_fd(int fd, const struct safe_open_opts *opts, struct safe_open_info *info);
 
 /*
+ * A directory to list (O_DIRECTORY), resolved like safe_open__file()
+ * (a symlink as last component refused, inside its root); only opts'
+ * root, proc_root and proc_link are used.  An fd or -errno.
+ */
+int safe_open__dir(const char *path, const struct safe_open_opts *opts,
+		   struct safe_open_info *info);
+
+/* Does st's owner pass opts' owner policy (opts NULL: any owner)? */
+bool safe_open__owner_ok(const struct stat *st, const struct safe_open_opts *opts);
+
+/*
  * The uid under which pid creates files (the fs uid of PROC/PID/status;
  * proc_root NULL: "/proc").  0 or -errno (-ESRCH when it is gone).
  */

@@ -187,25 +187,25 @@ static void test_in_root(void **state)
 	in_dir(outside, sizeof(outside), state, "secret");
 	put(outside, "secret\n");
 	assert_int_equal(mkdir(root, 0755), 0);
-	snprintf(path, sizeof(path), "%s/tmp", root);
+	snprintf(path, sizeof(path), "%s/run", root);
 	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/tmp/real.map", root);
+	snprintf(path, sizeof(path), "%s/run/real.map", root);
 	put(path, "1 2 a\n");
-	/* /tmp/abs -> <outside> (absolute, as the target would plant it) */
-	snprintf(path, sizeof(path), "%s/tmp/dir", root);
+	/* /run/dir -> the test dir, /run/abs -> outside: absolute, as a target plants them */
+	snprintf(path, sizeof(path), "%s/run/dir", root);
 	assert_int_equal(symlink((const char *)*state, path), 0);
 
 	o.root = root;
-	expect("/tmp/real.map", &o, 0, NULL);
-	expect("tmp/real.map", &o, 0, NULL);
+	expect("/run/real.map", &o, 0, NULL);
+	expect("run/real.map", &o, 0, NULL);
 	/* Through the directory symlink: inside the root, <state> does not exist. */
-	snprintf(path, sizeof(path), "/tmp/dir/secret");
+	snprintf(path, sizeof(path), "/run/dir/secret");
 	expect(path, &o, -ENOENT, NULL);
 	/* ".." cannot climb above the root either. */
 	expect("/../../../../secret", &o, -ENOENT, NULL);
-	snprintf(path, sizeof(path), "%s/tmp/abs", root);
+	snprintf(path, sizeof(path), "%s/run/abs", root);
 	assert_int_equal(symlink(outside, path), 0);
-	expect("/tmp/abs", &o, -ELOOP, "symlink refused");
+	expect("/run/abs", &o, -ELOOP, "symlink refused");
 }
 
 /* A path under /proc/N/root is resolved inside that root: our own here. */
