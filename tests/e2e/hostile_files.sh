@@ -62,10 +62,10 @@ record_ok() {
 	if [ -n "$trace" ]; then
 		# LeakSanitizer cannot run under ptrace
 		ASAN_OPTIONS=detect_leaks=0:abort_on_error=0:exitcode=99 \
-			timeout 60 strace -f -qq -e trace=open,openat,openat2 -o "$trace" \
+			timeout -k 5 60 strace -f -qq -e trace=open,openat,openat2 -o "$trace" \
 			"$ISOPROF" record "$@" --out-dir "$out" 2>"$err"
 	else
-		timeout 60 "$ISOPROF" record "$@" --out-dir "$out" 2>"$err"
+		timeout -k 5 60 "$ISOPROF" record "$@" --out-dir "$out" 2>"$err"
 	fi
 	rc=$?
 	t1=$(date +%s)

@@ -171,6 +171,27 @@ static void test_find(void **state)
 	assert_null(v8log__find(path, 100, NULL));
 	assert_int_equal(errno, ENOENT);
 	v8log__find_free(NULL);
+
+	/*
+	 * A shared directory: a symlink and a FIFO named like logs never count;
+	 * with an owner policy, only the target's own files do.
+	 */
+	snprintf(path, sizeof(path), "%s/isolate-0x5000-100-v8.log", dir);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	snprintf(path, sizeof(path), "%s/isolate-0x6000-100-v8.log", dir);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	found = v8log__find(dir, 100, &(struct safe_open_opts){
+		.owner = SAFE_OPEN_OWNER_TARGET, .uid = geteuid() });
+	assert_non_null(found);
+	for (i = 0; found[i]; i++)
+		;
+	assert_int_equal(i, 2);
+	v8log__find_free(found);
+	found = v8log__find(dir, 100, &(struct safe_open_opts){
+		.owner = SAFE_OPEN_OWNER_TARGET, .uid = geteuid() + 1 });
+	assert_non_null(found);
+	assert_null(found[0]);
+	v8log__find_free(found);
 }
 
 static const char sample[] =
