@@ -783,7 +783,9 @@ int symbolizer__refresh(struct symbolizer *s, pid_t pid)
 
 	if (!p)
 		return -ESRCH;
-	update_perfmap(s, p);
+	/* A map found rewritten is read whole each time: not more than once a second. */
+	if (!p->perfmap_restarts || monotime_ns() - p->perfmap_read_ns >= PERFMAP_REWRITTEN_REREAD_NS)
+		update_perfmap(s, p);
 	return read_snapshot(s, p, false);
 }
 
