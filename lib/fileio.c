@@ -72,7 +72,8 @@ static int read_path(const char *path, size_t max, bool streams, uint8_t **data,
 
 	*data = NULL;
 	*len = 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A FIFO refused for a regular-file read must not block open() first. */
+	fd = open(path, streams ? O_RDONLY | O_CLOEXEC : O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) < 0) {

@@ -2,7 +2,7 @@
 /*
  * fileio: whole-file reads and atomic writes of isoprof's own inputs and
  * outputs (profiles, pages, reports).  Files a target controls are not
- * read through here but through their parsers' readers.
+ * read through here but through lib/safe_open.h and their parsers' readers.
  *
  * An atomic write goes to a temporary file created next to the destination
  * (".NAME.tmp.XXXXXXXXXX": same directory, so rename() never crosses
@@ -30,7 +30,8 @@
 /*
  * The whole file at path, malloc()ed into *data (NUL-terminated, the NUL
  * not counted in *len).  -EFBIG when it holds more than max bytes (0: no
- * limit), -EISDIR/-EINVAL for a directory or other non-regular file.
+ * limit), -EISDIR/-EINVAL for a directory or other non-regular file
+ * (opened O_NONBLOCK: a FIFO is refused, never waited on).
  */
 int fileio__read_all(const char *path, size_t max, uint8_t **data, size_t *len);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -18,14 +19,23 @@
 #define TAIL_CHUNK_MIN (4 * 1024)
 #define TAIL_CHUNK_MAX (1024 * 1024)
 
-int line_tail__init(struct line_tail *t, const char *path, size_t max_line)
+int line_tail__init(struct line_tail *t, const char *path, size_t max_line,
+		    const struct safe_open_opts *open, struct read_budget *budget)
 {
 	memset(t, 0, sizeof(*t));
 	t->path = strdup(path);
 	if (!t->path)
 		return -ENOMEM;
 	t->max_line = max_line ? max_line : LINE_TAIL_MAX_DEFAULT;
+	if (open)
+		t->open = *open;
+	t->budget = budget;
 	return 0;
+}
+
+const char *line_tail__why(const struct line_tail *t)
+{
+	return t->why;
 }
 
 void line_tail__release(struct line_tail *t)
@@ -35,24 +45,47 @@ void line_tail__release(struct line_tail *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* The one place the file is opened: a regular file, or a negative errno. */
-static int tail_open(const struct line_tail *t, struct stat *st)
+/* The one place the file is opened (safe_open.h): an fd, or a negative errno. */
+static int tail_open(struct line_tail *t, struct stat *st)
 {
-	int fd, err;
+	struct safe_open_info info;
+	int fd;
 
-	fd = open(t->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, st) < 0) {
-		err = -errno;
-		close(fd);
-		return err;
+	fd = safe_open__file(t->path, &t->open, &info);
+	if (fd < 0) {
+		snprintf(t->why, sizeof(t->why), "%s", info.why);
+		return fd;
 	}
-	if (!S_ISREG(st->st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
+	*st = info.st;
 	return fd;
+}
+
+/*
+ * How much of want bytes at file offset off may be read: within the
+ * per-file cap, and charged to the budget.  0 with t->why set (and err)
+ * when nothing may.
+ */
+static size_t tail_allow(struct line_tail *t, uint64_t off, size_t want, int *err)
+{
+	uint64_t cap = t->open.max_bytes, got;
+	char size[32];
+
+	if (cap && off + want > cap)
+		want = off < cap ? (size_t)(cap - off) : 0;
+	if (!want) {
+		safe_open__size_str(cap, size, sizeof(size));
+		snprintf(t->why, sizeof(t->why), "grew past the %s cap; read up to it", size);
+		*err = -EFBIG;
+		return 0;
+	}
+	got = read_budget__take(t->budget, want);
+	if (!got) {
+		safe_open__size_str(t->budget->limit, size, sizeof(size));
+		snprintf(t->why, sizeof(t->why),
+			 "the capture's budget of %s read from target files is spent", size);
+		*err = -EDQUOT;
+	}
+	return (size_t)got;
 }
 
 static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
@@ -184,6 +217,7 @@ int line_tail__read(struct line_tail *t, const struct line_tail_ops *ops, void *
 	int fd, err = 0;
 	ssize_t n;
 
+	t->why[0] = '\0';
 	fd = tail_open(t, &st);
 	if (fd < 0)
 		return fd;
@@ -203,6 +237,8 @@ int line_tail__read(struct line_tail *t, const struct line_tail_ops *ops, void *
 	t->ino = (uint64_t)st.st_ino;
 
 	for (;;) {
+		size_t want;
+
 		if (have == t->cap) {
 			uint64_t size = (uint64_t)st.st_size;
 
@@ -210,13 +246,22 @@ int line_tail__read(struct line_tail *t, const struct line_tail_ops *ops, void *
 			if (err < 0)
 				goto out;
 		}
-		n = pread(fd, t->buf + have, t->cap - have, (off_t)(t->offset + have));
+		/* At the cap and at the end of what fstat saw: nothing to refuse yet. */
+		if (t->open.max_bytes && t->offset + have >= t->open.max_bytes &&
+		    t->offset + have >= (uint64_t)st.st_size)
+			break;
+		want = tail_allow(t, t->offset + have, t->cap - have, &err);
+		if (!want)
+			goto out;
+		n = pread(fd, t->buf + have, want, (off_t)(t->offset + have));
 		if (n < 0) {
+			read_budget__give_back(t->budget, want);
 			if (errno == EINTR)
 				continue;
 			err = -errno;
 			goto out;
 		}
+		read_budget__give_back(t->budget, want - (size_t)n);
 		if (!n)
 			break;
 		t->bytes_read += (uint64_t)n;

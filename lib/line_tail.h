@@ -16,6 +16,14 @@
  * appended, and no buffer is kept between calls: a host tails hundreds of
  * these files.
  *
+ * The file is opened through lib/safe_open.h with the options given to
+ * line_tail__init() (owner, root, identity, and a per-file byte cap that
+ * also bounds reading when the file grows past it later), and every byte
+ * read is charged to the capture's read budget, when there is one: a
+ * target that writes without end, rewrites its file over and over or
+ * plants a FIFO, a symlink or a sparse terabyte cannot make a reader block
+ * or read without bound.  line_tail__why() says why the last read failed.
+ *
  * Embed struct line_tail and use the functions; offset, bytes_read and
  * restarts may be read for statistics.  Not thread-safe.  Actions return
  * 0 or a negative errno.
@@ -26,6 +34,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "lib/safe_open.h"
 
 /* max_line when line_tail__init() is given 0. */
 #define LINE_TAIL_MAX_DEFAULT (64 * 1024)
@@ -44,6 +54,9 @@ struct line_tail {
 	size_t cap;
 	uint64_t bytes_read;	/* over all reads */
 	size_t restarts;	/* times the file was found replaced or rewritten */
+	struct safe_open_opts open;
+	struct read_budget *budget;
+	char why[128];		/* why the last read failed; "" */
 };
 
 struct line_tail_ops {
@@ -57,18 +70,28 @@ struct line_tail_ops {
 	int (*line)(void *ctx, const char *line, size_t len);
 };
 
-/* A reader of path (copied; not opened yet).  -ENOMEM. */
-int line_tail__init(struct line_tail *t, const char *path, size_t max_line);
+/*
+ * A reader of path (copied; not opened yet).  open (NULL: any owner, no
+ * cap) is copied, but the strings it points to (root, proc_root) must
+ * outlive the reader; budget (NULL: none) is shared, not owned.  -ENOMEM.
+ */
+int line_tail__init(struct line_tail *t, const char *path, size_t max_line,
+		    const struct safe_open_opts *open, struct read_budget *budget);
 void line_tail__release(struct line_tail *t);
 
 /*
  * Offer every complete line appended since the last call.  Returns the
  * number of lines offered, or a negative errno: that of open/read (-ENOENT
- * when the file is gone), -EINVAL for a file that is not a regular file,
- * -ENOMEM, or the first negative return of ops->line or ops->restart.
- * Lines offered before an error stay consumed.
+ * when the file is gone), a refusal of safe_open__file() (-EINVAL not a
+ * regular file, -ELOOP symlink, -EPERM owner, -EFBIG over the cap, -ESTALE),
+ * -EFBIG also when reading reaches the cap, -EDQUOT when the read budget
+ * is spent, -ENOMEM, or the first negative return of ops->line or
+ * ops->restart.  Lines offered before an error stay consumed.
  */
 int line_tail__read(struct line_tail *t, const struct line_tail_ops *ops, void *ctx);
+
+/* Why the last line_tail__read() failed, for a note; "" when it did not say. */
+const char *line_tail__why(const struct line_tail *t);
 
 /*
  * Offer the lines of buf[0..len) as line_tail__read() offers a file's, but

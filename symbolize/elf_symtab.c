@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
+
+#include "lib/safe_open.h"
 
 /* Longer build-ids do not exist in practice; such a note is ignored. */
 #define BUILD_ID_MAX 64
@@ -39,6 +42,7 @@ struct esym {
 
 struct elf_symtab {
 	Elf *elf;
+	int fd;			/* read, not mapped: ours until the symbols are in; else -1 */
 	void *image;		/* our copy, for from_memory */
 	uint64_t size;
 	char build_id[2 * BUILD_ID_MAX + 1];
@@ -298,12 +302,57 @@ static struct elf_symtab *symtab_begin(const void *hdr, size_t hlen, uint64_t si
 	return st;
 }
 
+/* FUSE: a user's file system can claim any owner and shrink a file at will. */
+#define FUSE_MAGIC 0x65735546
+
+/*
+ * May the file be mapped?  A mapped file that shrinks kills the reader with
+ * SIGBUS.  Only root can shrink a file that root owns and nobody else may
+ * write (on a file system the kernel, not a user, answers for), so such a
+ * file (system libraries, a root-installed runtime: nearly every byte a
+ * host maps) is mapped; any other is read with pread(), which a shrinking
+ * file answers with a short read, never a signal.
+ */
+static bool may_map(int fd, const struct stat *stb)
+{
+	struct statfs sfs;
+
+	if (stb->st_uid != 0 || (stb->st_mode & (S_IWGRP | S_IWOTH)))
+		return false;
+	return !fstatfs(fd, &sfs) && sfs.f_type != FUSE_MAGIC;
+}
+
+/*
+ * A file read, not mapped: once its symbol tables are in memory, libelf
+ * needs the descriptor no more.  Both tables and their strings are read
+ * first, so a later elf_symtab__find_symbol() still has them.
+ */
+static void release_fd(struct elf_symtab *st)
+{
+	Elf_Scn *scns[2] = { st->symtab_scn, st->dynsym_scn };
+	GElf_Shdr sh;
+
+	if (st->fd < 0)
+		return;
+	for (size_t i = 0; i < 2; i++) {
+		if (!scns[i] || !gelf_getshdr(scns[i], &sh))
+			continue;
+		elf_getdata(scns[i], NULL);
+		if (sh.sh_link)
+			elf_getdata(elf_getscn(st->elf, sh.sh_link), NULL);
+	}
+	elf_cntl(st->elf, ELF_C_FDDONE);
+	close(st->fd);
+	st->fd = -1;
+}
+
 struct elf_symtab *elf_symtab__open_fd(int fd, const char **reason)
 {
 	unsigned char hdr[sizeof(Elf64_Ehdr)];
 	struct elf_symtab *st;
 	struct stat stb;
 	ssize_t n;
+	bool map;
 
 	if (fstat(fd, &stb)) {
 		set_reason(reason, "cannot stat file");
@@ -326,18 +375,34 @@ struct elf_symtab *elf_symtab__open_fd(int fd, const char **reason)
 		set_reason(reason, "cannot read file");
 		return NULL;
 	}
+	map = may_map(fd, &stb);
+	if (!map && (uint64_t)stb.st_size > SAFE_OPEN_ELF_MAX) {
+		set_reason(reason, "larger than the 4 GiB cap for a file read, not mapped");
+		errno = EFBIG;
+		return NULL;
+	}
 	st = symtab_begin(hdr, (size_t)n, (uint64_t)stb.st_size, reason);
 	if (!st)
 		return NULL;
-	st->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	st->fd = -1;
+	if (map) {
+		st->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		if (!st->elf)
+			return fail(st, ENOEXEC, reason, elf_errmsg(-1));
+		/*
+		 * Done with fd: a mapped file needs nothing more from it, and
+		 * one that could not be mapped is read whole now.
+		 */
+		if (elf_cntl(st->elf, ELF_C_FDREAD))
+			return fail(st, ENOEXEC, reason, elf_errmsg(-1));
+		return finish_open(st, reason);
+	}
+	/* libelf reads what is asked for, when asked: headers now, tables later. */
+	st->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (st->fd < 0)
+		return fail(st, errno, reason, "cannot duplicate the descriptor");
+	st->elf = elf_begin(st->fd, ELF_C_READ, NULL);
 	if (!st->elf)
-		return fail(st, ENOEXEC, reason, elf_errmsg(-1));
-	/*
-	 * Done with fd: a mapped file needs nothing more from it, and one that
-	 * could not be mapped is read whole now.  So the cache holds no
-	 * descriptors, however many files it keeps.
-	 */
-	if (elf_cntl(st->elf, ELF_C_FDREAD))
 		return fail(st, ENOEXEC, reason, elf_errmsg(-1));
 	return finish_open(st, reason);
 }
@@ -370,6 +435,7 @@ struct elf_symtab *elf_symtab__from_memory(const void *buf, size_t len, const ch
 	st = symtab_begin(buf, len, len, reason);
 	if (!st)
 		return NULL;
+	st->fd = -1;
 	/* libelf wants a writable image and the caller's buffer may go away. */
 	st->image = malloc(len);
 	if (!st->image)
@@ -397,6 +463,8 @@ void elf_symtab__free(struct elf_symtab *st)
 	free(st->loads);
 	if (st->elf)
 		elf_end(st->elf);
+	if (st->fd >= 0)
+		close(st->fd);
 	free(st->image);
 	free(st);
 }
@@ -694,6 +762,7 @@ int elf_symtab__load_symbols(struct elf_symtab *st, const char **reason)
 	}
 done:
 	st->loaded = true;
+	release_fd(st);
 	return err;
 }
 

@@ -31,10 +31,19 @@
  * file)" that a caller can put in a note.  Nothing here prints.
  *
  * Ownership: all strings and entries handed out stay valid until
- * elf_symtab__free().  Not thread-safe.  A file is mapped, not copied: as
- * with any mmap reader, truncating it in place while it is open is fatal
- * (SIGBUS); replacing it (write a new file, rename), as package managers
- * and linkers do, is safe.
+ * elf_symtab__free().  Not thread-safe.
+ *
+ * Files that change under us: a mapped file that is truncated in place
+ * kills its reader with SIGBUS, and isoprof reads files that other users
+ * own.  So a file is mapped only when nobody but root can shrink it: owned
+ * by root, not writable by group or others, not on FUSE.  Any other file
+ * is read with pread() as libelf needs it (headers when opened, a symbol
+ * table when loaded): a truncated file then reads short and is reported
+ * as a truncated ELF, never a signal.  Such a file must be at most
+ * SAFE_OPEN_ELF_MAX bytes (-EFBIG otherwise), and the elf_symtab holds a
+ * duplicate of its descriptor until elf_symtab__load_symbols() has read
+ * both symbol tables, then closes it.  Replacing a file (write a new one,
+ * rename), as package managers and linkers do, is safe either way.
  */
 #ifndef ISOPROF_SYMBOLIZE_ELF_SYMTAB_H
 #define ISOPROF_SYMBOLIZE_ELF_SYMTAB_H
@@ -52,10 +61,10 @@ struct elf_sym {
 	const char *demangled;	/* demangled; == name when not mangled */
 };
 
-/* Open path (a regular file); the file is mapped, not read. */
+/* Open path (a regular file); mapped or read as said above. */
 struct elf_symtab *elf_symtab__open(const char *path, const char **reason);
 
-/* Same from an open descriptor; fd is not kept and the caller closes it. */
+/* Same from an open descriptor, which the caller keeps and closes. */
 struct elf_symtab *elf_symtab__open_fd(int fd, const char **reason);
 
 /* Same from bytes in memory (fuzzing, images read from elsewhere); copied. */

@@ -97,9 +97,11 @@ static const struct line_tail_ops tail_ops = {
 	.line = tail_line,
 };
 
-struct perfmap *perfmap__new(const char *path)
+struct perfmap *perfmap__new(const char *path, const struct safe_open_opts *open,
+			     struct read_budget *budget)
 {
 	struct perfmap *pm = calloc(1, sizeof(*pm));
+	struct safe_open_opts o = { 0 };
 
 	if (!pm)
 		return NULL;
@@ -107,7 +109,11 @@ struct perfmap *perfmap__new(const char *path)
 	if (!pm->code)
 		goto nomem;
 	if (path) {
-		if (line_tail__init(&pm->tail, path, PERFMAP_LINE_MAX) < 0)
+		if (open)
+			o = *open;
+		if (!o.max_bytes)
+			o.max_bytes = SAFE_OPEN_PERFMAP_MAX;
+		if (line_tail__init(&pm->tail, path, PERFMAP_LINE_MAX, &o, budget) < 0)
 			goto nomem;
 		pm->has_file = true;
 	}
@@ -175,6 +181,16 @@ int perfmap__lookup(struct perfmap *pm, uint64_t addr, struct perfmap_sym *out)
 	out->raw = e.name;
 	out->name = *e.parsed;
 	return 0;
+}
+
+const char *perfmap__path(const struct perfmap *pm)
+{
+	return pm->has_file ? pm->tail.path : "";
+}
+
+const char *perfmap__why(const struct perfmap *pm)
+{
+	return pm->has_file ? line_tail__why(&pm->tail) : "";
 }
 
 size_t perfmap__count(const struct perfmap *pm)

@@ -39,6 +39,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/safe_open.h"
 #include "symbolize/v8name.h"
 
 /* V8 cuts names at 4096 bytes; other JITs write longer ones, but not this long. */
@@ -67,19 +68,30 @@ struct perfmap_stats {
 
 /*
  * A map for path (not opened yet: the first perfmap__update() reads it).
- * path NULL gives a map fed only by perfmap__parse_buf().  errno ENOMEM.
+ * path NULL gives a map fed only by perfmap__parse_buf().  The file is
+ * opened through safe_open.h with open (NULL: any owner; a max_bytes of 0
+ * means SAFE_OPEN_PERFMAP_MAX): a target's map is owned by the target
+ * (SAFE_OPEN_OWNER_TARGET).  Reads are charged to budget (NULL: none).
+ * See line_tail__init() for what must outlive the map.  errno ENOMEM.
  */
-struct perfmap *perfmap__new(const char *path);
+struct perfmap *perfmap__new(const char *path, const struct safe_open_opts *open,
+			     struct read_budget *budget);
 void perfmap__free(struct perfmap *pm);
 
 /*
  * Read the lines appended since the last call.  Returns the number of new
  * entries, or -ENOENT when the file does not exist (what was read before
  * stays: late samples still resolve after the process exits), -EINVAL for
- * a map without path or a file that is not a regular file, -ENOMEM, or the
- * errno of open/read.
+ * a map without path, a refusal or cap of line_tail__read() (then
+ * perfmap__why() says why), -ENOMEM, or the errno of open/read.
  */
 int perfmap__update(struct perfmap *pm);
+
+/* The path given to perfmap__new(); "" without one. */
+const char *perfmap__path(const struct perfmap *pm);
+
+/* Why the last perfmap__update() failed ("a FIFO, not a regular file"); "" */
+const char *perfmap__why(const struct perfmap *pm);
 
 /*
  * Add the lines of buf[0..len) as one batch, newer than all before; a last

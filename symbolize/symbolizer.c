@@ -26,12 +26,14 @@
 #include <elf.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "lib/array.h"
 #include "lib/hash.h"
 #include "lib/index_table.h"
 #include "lib/monotime.h"
+#include "lib/safe_open.h"
 #include "symbolize/elf_symtab.h"
 #include "symbolize/ksyms.h"
 #include "symbolize/perfmap.h"
@@ -86,6 +88,9 @@ struct uproc {
 	int perfmap_err;	/* last perfmap__update() error; -ENOENT: no map (yet) */
 	bool perfmap_read;	/* perfmap__update() ran at least once */
 	uint64_t perfmap_read_ns; /* CLOCK_MONOTONIC of the last update */
+	size_t perfmap_restarts; /* rewrites seen: a rewriting map is reread less often */
+	uid_t uid;		/* owner of the files it writes (its perf map) */
+	bool same_mntns;	/* shares our mount namespace: its paths are ours */
 	const char *exe;	/* interned /proc/PID/exe target, or NULL */
 	uint64_t generation;
 	struct umap **hist;	/* every mapping seen, sorted by start */
@@ -97,6 +102,7 @@ struct uproc {
 struct symbolizer {
 	char *proc_root;
 	char *kallsyms_path;
+	struct read_budget *budget;
 
 	struct uproc **procs;	/* sorted by pid */
 	size_t nr_procs, cap_procs;
@@ -242,6 +248,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 	if (!s)
 		return NULL;
 	s->next_id = 1;
+	s->budget = opts ? opts->budget : NULL;
 	s->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	s->kallsyms_path = strdup(opts && opts->kallsyms_path ? opts->kallsyms_path :
 				  "/proc/kallsyms");
@@ -334,63 +341,80 @@ static enum umap_kind classify(const char *path)
 }
 
 /*
- * Open the file behind a mapping.  The path as written is only right in our
- * mount namespace and while the file is not replaced, so it is checked
- * against the mapping's inode; map_files/ names the mapped file itself (for
- * a live process), and root/ resolves the path in the process's namespace.
+ * Open the file behind a mapping, never another one (safe_open.h).
+ * map_files/ is the mapped file itself, even deleted or in another mount
+ * namespace (it needs CAP_CHECKPOINT_RESTORE or CAP_SYS_ADMIN); its
+ * inode is compared, not its device, which btrfs subvolumes and overlayfs
+ * report differently from /proc/PID/maps.  Then the path as the process
+ * names it, resolved inside its root (root/ with RESOLVE_IN_ROOT), and
+ * only when it shares our mount namespace, the path as it is here: both
+ * must have the mapping's device and inode.  A path naming /dev/watchdog
+ * in the process's own namespace so never opens the host's device.
  */
-static int open_mapped_file(const struct symbolizer *s, pid_t pid, const struct umap *m,
-			    struct stat *stb)
+static int open_mapped_file(const struct symbolizer *s, const struct uproc *p,
+			    const struct umap *m, struct stat *stb, char *why, size_t why_len)
 {
+	struct safe_open_opts o = {
+		.proc_root = s->proc_root,
+		.match_file = m->inode != 0,
+		.dev = makedev(m->dev_major, m->dev_minor),
+		.ino = m->inode,
+		.max_bytes = SAFE_OPEN_ELF_MAX,
+	};
+	struct safe_open_info info;
 	char buf[PATH_MAX + 64];
-	const char *cand[2];
-	int n = 0, i, fd, err = 0;
+	int fd, err = -ENOENT;
 
-	if (!m->deleted)
-		cand[n++] = m->pub.path;
+	snprintf(why, why_len, "file not found (in the process's mount namespace)");
 	if (snprintf(buf, sizeof(buf), "%s/%d/map_files/%" PRIx64 "-%" PRIx64, s->proc_root,
-		     (int)pid, m->pub.start, m->pub.limit) < (int)sizeof(buf))
-		cand[n++] = buf;
-	for (i = 0; i < n; i++) {
-		fd = open(cand[i], O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0) {
-			/* The path's own error says most; ENOENT says least. */
-			if (!err || err == ENOENT)
-				err = errno;
-			continue;
-		}
-		if (!fstat(fd, stb) && (!m->inode || (uint64_t)stb->st_ino == m->inode))
-			return fd;
-		err = ESTALE;
-		close(fd);
-	}
-	if (snprintf(buf, sizeof(buf), "%s/%d/root%s", s->proc_root, (int)pid, m->pub.path) <
-	    (int)sizeof(buf)) {
-		fd = open(buf, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd >= 0) {
-			if (!fstat(fd, stb) &&
-			    (!m->inode || (uint64_t)stb->st_ino == m->inode))
-				return fd;
+		     (int)p->pid, m->pub.start, m->pub.limit) < (int)sizeof(buf)) {
+		o.proc_link = true;
+		o.match_file = false;
+		fd = safe_open__file(buf, &o, &info);
+		o.proc_link = false;
+		o.match_file = m->inode != 0;
+		if (fd >= 0 && m->inode && (uint64_t)info.st.st_ino != m->inode) {
 			close(fd);
-			err = ESTALE;
+			fd = -ESTALE;
+			snprintf(info.why, sizeof(info.why), "not the mapped file (inode differs)");
+		}
+		if (fd >= 0) {
+			*stb = info.st;
+			return fd;
+		}
+		/* Without the capability map_files/ says EPERM: not worth a note. */
+		if (fd != -EPERM && fd != -EACCES && fd != -ENOENT) {
+			err = fd;
+			snprintf(why, why_len, "%s", info.why);
 		}
 	}
-	return -(err ? err : ENOENT);
-}
-
-static const char *open_error(int err)
-{
-	switch (err) {
-	case ENOENT:
-		return "file not found (in our or the process's mount namespace)";
-	case EACCES:
-	case EPERM:
-		return "permission denied";
-	case ESTALE:
-		return "file at the path is not the mapped one (replaced, or another namespace)";
-	default:
-		return strerror(err);
+	if (m->deleted)
+		return err;
+	if (snprintf(buf, sizeof(buf), "%s/%d/root%s", s->proc_root, (int)p->pid, m->pub.path) <
+	    (int)sizeof(buf)) {
+		fd = safe_open__file(buf, &o, &info);
+		if (fd >= 0) {
+			*stb = info.st;
+			return fd;
+		}
+		if (fd != -ENOENT) {
+			err = fd;
+			snprintf(why, why_len, "%s", info.why);
+		}
 	}
+	/* The process is gone (no root/ any more) but saw our file system. */
+	if (p->same_mntns) {
+		fd = safe_open__file(m->pub.path, &o, &info);
+		if (fd >= 0) {
+			*stb = info.st;
+			return fd;
+		}
+		if (err == -ENOENT && fd != -ENOENT) {
+			err = fd;
+			snprintf(why, why_len, "%s", info.why);
+		}
+	}
+	return err;
 }
 
 static int cache_elf(struct symbolizer *s, struct elf_entry *e)
@@ -402,9 +426,9 @@ static int cache_elf(struct symbolizer *s, struct elf_entry *e)
 }
 
 /* Find or open the ELF of a file mapping; 0 or -errno (then noted). */
-static int umap_open_elf(struct symbolizer *s, pid_t pid, struct umap *m)
+static int umap_open_elf(struct symbolizer *s, struct uproc *p, struct umap *m)
 {
-	char key[PATH_MAX + 128], bkey[160];
+	char key[PATH_MAX + 128], bkey[160], why_open[128];
 	struct elf_symtab *st;
 	struct elf_entry *e;
 	const char *why = NULL;
@@ -415,10 +439,10 @@ static int umap_open_elf(struct symbolizer *s, pid_t pid, struct umap *m)
 		return m->elf_err;
 	m->elf_tried = true;
 
-	fd = open_mapped_file(s, pid, m, &stb);
+	fd = open_mapped_file(s, p, m, &stb, why_open, sizeof(why_open));
 	if (fd < 0) {
 		m->elf_err = fd;
-		add_note(s, m->pub.path, open_error(-fd));
+		add_note(s, m->pub.path, why_open);
 		return fd;
 	}
 	snprintf(key, sizeof(key), "f:%" PRIu64 ":%" PRIu64 ":%" PRIu64 ":%lld.%09ld:%s",
@@ -587,7 +611,7 @@ static int add_mapping(struct symbolizer *s, struct uproc *p, const struct proc_
 		p->nr_hist++;
 		/* Now, while the process and its map_files/ still exist. */
 		if (kind == UMAP_FILE)
-			umap_open_elf(s, p->pid, m);
+			umap_open_elf(s, p, m);
 	}
 	m->last_seen = p->generation;
 	return paint(p, m);
@@ -625,20 +649,33 @@ static int read_snapshot(struct symbolizer *s, struct uproc *p, bool first)
  * The path is fixed now, while /proc/PID/root and NSpid can still be read;
  * the file itself is read later (preload, refresh, or a JIT lookup).
  */
-static void open_perfmap(struct symbolizer *s, struct uproc *p)
+static void open_perfmap(struct symbolizer *s, struct uproc *p, bool uid_known)
 {
+	struct safe_open_opts o = {
+		.owner = SAFE_OPEN_OWNER_TARGET,
+		.uid = p->uid,
+		.proc_root = s->proc_root,
+	};
 	char path[PATH_MAX];
 
-	if (perfmap__path_for_pid(s->proc_root, p->pid, path, sizeof(path)))
+	/* Without its uid, whose map it is cannot be told: none is read. */
+	if (!uid_known || perfmap__path_for_pid(s->proc_root, p->pid, path, sizeof(path)))
 		return;
-	p->perfmap = perfmap__new(path);
+	p->perfmap = perfmap__new(path, &o, s->budget);
 	p->perfmap_err = -ENOENT;
 }
 
-#define PERFMAP_REREAD_NS 20000000ull /* 20 ms */
+/*
+ * A missed address rereads the map at most this often; once the map was
+ * found rewritten (a target that truncates and rewrites it, each reread
+ * then reads it whole), at most once a second.
+ */
+#define PERFMAP_REREAD_NS 20000000ull		/* 20 ms */
+#define PERFMAP_REWRITTEN_REREAD_NS 1000000000ull /* 1 s */
 
 static void update_perfmap(struct symbolizer *s, struct uproc *p)
 {
+	struct perfmap_stats st;
 	int n;
 
 	if (!p->perfmap)
@@ -646,12 +683,16 @@ static void update_perfmap(struct symbolizer *s, struct uproc *p)
 	n = perfmap__update(p->perfmap);
 	p->perfmap_read = true;
 	p->perfmap_read_ns = monotime_ns();
+	perfmap__stats(p->perfmap, &st);
+	p->perfmap_restarts = st.restarts;
 	/* A map that existed and vanished keeps what was read: only note errors. */
 	if (n < 0 && n != -ENOENT) {
-		char what[64];
+		char what[PATH_MAX + 64];
+		const char *why = perfmap__why(p->perfmap);
 
-		snprintf(what, sizeof(what), "pid %d: perf map", p->pid);
-		add_note(s, what, strerror(-n));
+		snprintf(what, sizeof(what), "pid %d: perf map %s", p->pid,
+			 perfmap__path(p->perfmap));
+		add_note(s, what, *why ? why : strerror(-n));
 	}
 	if (n >= 0 || !perfmap__count(p->perfmap))
 		p->perfmap_err = n < 0 ? n : 0;
@@ -687,9 +728,25 @@ const struct sym_mapping *symbolizer__main_mapping(struct symbolizer *s, pid_t p
 	return NULL;
 }
 
+/* Does pid see the file system through our mount namespace? */
+static bool same_mntns(const struct symbolizer *s, pid_t pid)
+{
+	char path[PATH_MAX];
+	struct stat a, b;
+
+	snprintf(path, sizeof(path), "%s/self/ns/mnt", s->proc_root);
+	if (stat(path, &a))
+		return false;
+	snprintf(path, sizeof(path), "%s/%d/ns/mnt", s->proc_root, (int)pid);
+	if (stat(path, &b))
+		return false;
+	return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 int symbolizer__track(struct symbolizer *s, pid_t pid)
 {
 	struct uproc *p;
+	bool uid_known;
 	size_t pos;
 	int err;
 
@@ -702,9 +759,11 @@ int symbolizer__track(struct symbolizer *s, pid_t pid)
 		return -ENOMEM;
 	p->pid = pid;
 	p->exe = read_exe(s, pid);
+	uid_known = !safe_open__target_uid(s->proc_root, pid, &p->uid);
+	p->same_mntns = same_mntns(s, pid);
 	err = read_snapshot(s, p, true);
 	if (!err)
-		open_perfmap(s, p);
+		open_perfmap(s, p, uid_known);
 	if (!err && array_grow(&s->procs, &s->cap_procs, s->nr_procs + 1))
 		err = -ENOMEM;
 	if (err) {
@@ -724,7 +783,9 @@ int symbolizer__refresh(struct symbolizer *s, pid_t pid)
 
 	if (!p)
 		return -ESRCH;
-	update_perfmap(s, p);
+	/* A map found rewritten is read whole each time: not more than once a second. */
+	if (!p->perfmap_restarts || monotime_ns() - p->perfmap_read_ns >= PERFMAP_REWRITTEN_REREAD_NS)
+		update_perfmap(s, p);
 	return read_snapshot(s, p, false);
 }
 
@@ -756,7 +817,7 @@ static struct elf_entry *own_vdso(struct symbolizer *s)
 }
 
 /* The mapping's symbols, loaded; 0 or a miss reason. */
-static enum sym_miss umap_symbols(struct symbolizer *s, pid_t pid, struct umap *m)
+static enum sym_miss umap_symbols(struct symbolizer *s, struct uproc *p, struct umap *m)
 {
 	const char *why = NULL;
 	int err;
@@ -772,7 +833,7 @@ static enum sym_miss umap_symbols(struct symbolizer *s, pid_t pid, struct umap *
 	case UMAP_FILE:
 		break;
 	}
-	if (umap_open_elf(s, pid, m))
+	if (umap_open_elf(s, p, m))
 		return SYM_MISS_BAD_FILE;
 	err = elf_symtab__load_symbols(m->elf->st, &why);
 	if (err) {
@@ -803,7 +864,7 @@ int symbolizer__preload(struct symbolizer *s, pid_t pid)
 
 		if (m->last_seen != p->generation || m->kind != UMAP_FILE)
 			continue;
-		if (umap_symbols(s, pid, m) == SYM_MISS_BAD_FILE && !first)
+		if (umap_symbols(s, p, m) == SYM_MISS_BAD_FILE && !first)
 			first = m->elf_err ? m->elf_err : -ENOEXEC;
 	}
 	return first;
@@ -834,7 +895,9 @@ static void resolve_jit(struct symbolizer *s, struct uproc *p, uint64_t ip, bool
 	 * misses (unnamed addresses symbolized one after the other) rereads it
 	 * once, not once per address.
 	 */
-	if (err == -ENOENT && monotime_ns() - p->perfmap_read_ns >= PERFMAP_REREAD_NS) {
+	if (err == -ENOENT &&
+	    monotime_ns() - p->perfmap_read_ns >= (p->perfmap_restarts ? PERFMAP_REWRITTEN_REREAD_NS :
+						    PERFMAP_REREAD_NS)) {
 		update_perfmap(s, p);
 		err = perfmap__lookup(p->perfmap, ip, &sym);
 	}
@@ -894,7 +957,7 @@ int symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t ip,
 	}
 	m = p->segs[i].map;
 	out->mapping = &m->pub;
-	out->miss = umap_symbols(s, pid, m);
+	out->miss = umap_symbols(s, p, m);
 	if (out->miss == SYM_MISS_ANON) {
 		resolve_jit(s, p, ip, true, out);
 		return 0;

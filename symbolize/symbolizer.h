@@ -16,6 +16,15 @@
  *   process that has exited still resolve.
  * - Kernel addresses: /proc/kallsyms, loaded on first use.
  *
+ * Files a process names are opened through lib/safe_open.h: its perf map
+ * only when it owns it (not a FIFO, symlink, or a file of anyone else's,
+ * root's included), within SAFE_OPEN_PERFMAP_MAX and the read budget;
+ * mapped files only when they are the mapped file (device and inode),
+ * found through /proc/PID/map_files/ or inside the process's root, never
+ * by the path in our own mount namespace unless the process shares it.
+ * A refused file is a note naming it and why.  A perf map found rewritten
+ * is reread for missed addresses at most once a second.
+ *
  * Ownership: every string and struct pointer handed out stays valid until
  * symbolizer__free().  Not thread-safe: one thread uses a symbolizer.
  * Errors: negative errno.  Nothing here prints; problems with a file
@@ -76,9 +85,12 @@ struct sym_frame {
 	enum sym_miss miss;
 };
 
+struct read_budget;
+
 struct symbolizer_opts {
 	const char *proc_root;	   /* default "/proc" (tests may point elsewhere) */
 	const char *kallsyms_path; /* default "/proc/kallsyms" */
+	struct read_budget *budget; /* charged for perf map reads; NULL: none (not owned) */
 };
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);

@@ -4,10 +4,13 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "lib/array.h"
 #include "lib/hash.h"
@@ -775,9 +778,11 @@ static int tail_restart(void *ctx)
 	return 0;
 }
 
-struct v8log *v8log__new(const char *path)
+struct v8log *v8log__new(const char *path, const struct safe_open_opts *open,
+			 struct read_budget *budget)
 {
 	struct v8log *log = calloc(1, sizeof(*log));
+	struct safe_open_opts o = { 0 };
 
 	if (!log)
 		return NULL;
@@ -786,7 +791,11 @@ struct v8log *v8log__new(const char *path)
 	if (!log->inl || !log->code)
 		goto nomem;
 	if (path) {
-		if (line_tail__init(&log->tail, path, V8LOG_LINE_MAX) < 0)
+		if (open)
+			o = *open;
+		if (!o.max_bytes)
+			o.max_bytes = SAFE_OPEN_CODE_LOG_MAX;
+		if (line_tail__init(&log->tail, path, V8LOG_LINE_MAX, &o, budget) < 0)
 			goto nomem;
 		log->has_file = true;
 		if (v8log__parse_filename(path, &log->isolate, &log->pid) < 0) {
@@ -923,6 +932,11 @@ int v8log__parse_buf(struct v8log *log, const char *buf, size_t len)
 {
 	log->added = 0;
 	return finish(log, line_tail__feed(buf, len, SIZE_MAX, &tail_ops, log));
+}
+
+const char *v8log__why(const struct v8log *log)
+{
+	return log->has_file ? line_tail__why(&log->tail) : "";
 }
 
 uint64_t v8log__isolate(const struct v8log *log)
@@ -1066,22 +1080,27 @@ static int path_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-char **v8log__find(const char *dir, pid_t pid)
+char **v8log__find(const char *dir, pid_t pid, const struct safe_open_opts *opts)
 {
 	size_t n = 0, cap = 8;
 	char **paths = malloc(cap * sizeof(*paths)), **grown;
 	const char *sep;
 	struct dirent *de;
 	uint64_t isolate;
+	struct stat st;
 	pid_t file_pid;
 	DIR *d;
-	int err;
+	int fd, err;
 
 	if (!paths)
 		return NULL;
-	d = opendir(dir);
+	/* The directory is the target's: resolved in its root, never through a symlink. */
+	fd = safe_open__dir(dir, opts, NULL);
+	d = fd < 0 ? NULL : fdopendir(fd);
 	if (!d) {
-		err = errno;
+		err = fd < 0 ? -fd : errno;
+		if (fd >= 0)
+			close(fd);
 		free(paths);
 		errno = err;
 		return NULL;
@@ -1091,6 +1110,13 @@ char **v8log__find(const char *dir, pid_t pid)
 	while ((errno = 0, de = readdir(d))) {
 		if (v8log__parse_filename(de->d_name, &isolate, &file_pid) < 0 ||
 		    (pid > 0 && file_pid != pid))
+			continue;
+		/*
+		 * In a shared directory anyone can plant a name: only the
+		 * target's own regular files count (opening checks again).
+		 */
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode) || !safe_open__owner_ok(&st, opts))
 			continue;
 		if (n + 1 == cap) {
 			cap *= 2;

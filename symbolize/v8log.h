@@ -53,12 +53,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/safe_open.h"
 #include "lib/sha256.h"
 #include "symbolize/v8inline.h"
 #include "symbolize/v8name.h"
 
-/* A script-source line holds a whole script: bundles of tens of MB exist. */
-#define V8LOG_LINE_MAX (512 * 1024 * 1024)
+/*
+ * A script-source line holds a whole script: bundles of tens of MB exist.
+ * Longer lines are skipped (counted as malformed), never buffered.
+ */
+#define V8LOG_LINE_MAX (64 * 1024 * 1024)
 
 struct v8log;
 
@@ -101,9 +105,14 @@ struct v8log_stats {
 /*
  * A log for path (read by the first v8log__update()); the isolate and pid
  * come from the file name when it has the per-isolate form (0 otherwise).
- * path NULL gives a log fed only by v8log__parse_buf().  errno ENOMEM.
+ * path NULL gives a log fed only by v8log__parse_buf().  The file is
+ * opened through safe_open.h with open (NULL: any owner; a max_bytes of 0
+ * means SAFE_OPEN_CODE_LOG_MAX): a target's log is owned by the target
+ * (SAFE_OPEN_OWNER_TARGET).  Reads are charged to budget (NULL: none).
+ * errno ENOMEM.
  */
-struct v8log *v8log__new(const char *path);
+struct v8log *v8log__new(const char *path, const struct safe_open_opts *open,
+			 struct read_budget *budget);
 void v8log__free(struct v8log *log);
 
 /*
@@ -112,6 +121,9 @@ void v8log__free(struct v8log *log);
  * path, not a regular file), -ENOMEM, or the errno of open/read.
  */
 int v8log__update(struct v8log *log);
+
+/* Why the last v8log__update() failed ("symlink refused"); "" */
+const char *v8log__why(const struct v8log *log);
 
 /* Use the lines of buf[0..len) (a last line without newline included). */
 int v8log__parse_buf(struct v8log *log, const char *buf, size_t len);
@@ -156,12 +168,14 @@ int v8log__parse_filename(const char *name, uint64_t *isolate, pid_t *pid);
 
 /*
  * Paths ("dir/name", one slash) of the per-isolate logs in dir that belong
- * to pid (pid <= 0: any), by name, file type not checked, sorted, in a
- * NULL-terminated array to release with v8log__find_free().
- * NULL with errno (ENOENT, EACCES, ENOMEM...) on failure; no match gives an
- * empty array.
+ * to pid (pid <= 0: any) by name, are regular files (not symlinks) and
+ * whose owner passes opts' owner policy (NULL: any owner), sorted, in a
+ * NULL-terminated array to release with v8log__find_free().  dir is
+ * opened with safe_open__dir() (resolved inside a /proc/N/root prefix).
+ * NULL with errno (ENOENT, EACCES, ELOOP, ENOMEM...) on failure; no match
+ * gives an empty array.
  */
-char **v8log__find(const char *dir, pid_t pid);
+char **v8log__find(const char *dir, pid_t pid, const struct safe_open_opts *opts);
 void v8log__find_free(char **paths);
 
 #endif /* ISOPROF_SYMBOLIZE_V8LOG_H */

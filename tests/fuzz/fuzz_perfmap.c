@@ -78,7 +78,7 @@ static struct perfmap *through_file(const uint8_t *data, size_t size, size_t cut
 	if (fd < 0)
 		return NULL;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	pm = perfmap__new(path);
+	pm = perfmap__new(path, NULL, NULL);
 	if (!pm || write(fd, data, cut) != (ssize_t)cut)
 		goto out;
 	perfmap__update(pm);
@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (mode & 1) {
 		pm = through_file(data, size, cut, mode & 2);
 	} else {
-		pm = perfmap__new(NULL);
+		pm = perfmap__new(NULL, NULL, NULL);
 		if (pm) {
 			perfmap__parse_buf(pm, (const char *)data, cut);
 			perfmap__parse_buf(pm, (const char *)data + cut, size - cut);

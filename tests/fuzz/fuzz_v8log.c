@@ -51,7 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!size)
 		return 0;
 	cut = data[0] % size;
-	log = v8log__new(NULL);
+	log = v8log__new(NULL, NULL, NULL);
 	if (!log)
 		return 0;
 	v8log__parse_buf(log, (const char *)data + 1, cut);

@@ -134,7 +134,7 @@ static int fake_write_maps(const char *dir, const char *exe)
 
 static int fake_runtime__setup(void **state)
 {
-	char dir[512], exe[PATH_MAX], path[600];
+	char dir[512], exe[PATH_MAX], path[600], status[256];
 	ssize_t n;
 
 	(void)state;
@@ -153,7 +153,27 @@ static int fake_runtime__setup(void **state)
 	if (symlink(exe, path))
 		return -1;
 	fake_path(path, sizeof(path), "%s/status", dir);
-	fake_write(path, "Name:\tnode\nTgid:\t4343\nNSpid:\t4343\t7\n");	/* FAKE_PID, FAKE_NSPID */
+	/* FAKE_PID, FAKE_NSPID; run by us: its perf map is ours */
+	snprintf(status, sizeof(status), "Name:\tnode\nTgid:\t4343\nNSpid:\t4343\t7\n"
+		  "Uid:\t%u\t%u\t%u\t%u\n", (unsigned)geteuid(), (unsigned)geteuid(),
+		  (unsigned)geteuid(), (unsigned)geteuid());
+	fake_write(path, status);
+	/* It shares our mount namespace: its mapped files are opened by their paths. */
+	fake_path(path, sizeof(path), "%s/ns", dir);
+	if (mkdir(path, 0755))
+		return -1;
+	fake_path(path, sizeof(path), "%s/ns/mnt", dir);
+	if (symlink("/proc/self/ns/mnt", path))
+		return -1;
+	fake_path(path, sizeof(path), "%s/self", fake_root);
+	if (mkdir(path, 0755))
+		return -1;
+	fake_path(path, sizeof(path), "%s/self/ns", fake_root);
+	if (mkdir(path, 0755))
+		return -1;
+	fake_path(path, sizeof(path), "%s/self/ns/mnt", fake_root);
+	if (symlink("/proc/self/ns/mnt", path))
+		return -1;
 	fake_path(path, sizeof(path), "%s/root", dir);
 	if (mkdir(path, 0755))
 		return -1;

@@ -75,7 +75,7 @@ static void capture(struct fake_capture *c)
 
 	fake_capture__begin(c);
 	fake_runtime__code_log(ISO_A, app_log, path, sizeof(path));
-	assert_true(isolate_registry__add_log_pid(c->reg, FAKE_PID, path) > 0);
+	assert_true(isolate_registry__add_log_pid(c->reg, FAKE_PID, path, NULL) > 0);
 	for (size_t i = 0; i < NR_SAMPLES; i++) {
 		fake_sample(&s, sp[i].time_ns, sp[i].isolate, sp[i].tid, sp[i].comm, sp[i].kernel,
 			    nonzero(sp[i].kernel, 2), sp[i].user, nonzero(sp[i].user, 3));

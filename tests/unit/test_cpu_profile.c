@@ -55,7 +55,7 @@ static void capture(struct fake_capture *c)
 
 	fake_capture__begin(c);
 	fake_runtime__code_log(ISO, FAKE_INLINE_LOG, path, sizeof(path));
-	assert_true(isolate_registry__add_log_pid(c->reg, FAKE_PID, path) > 0);
+	assert_true(isolate_registry__add_log_pid(c->reg, FAKE_PID, path, NULL) > 0);
 
 	ADD(c, FAKE_PID, 1, ISO, no_kernel, js);		/* twice: one merged sample */
 	ADD(c, FAKE_PID, 1, ISO, no_kernel, js);

@@ -196,7 +196,7 @@ static void test_code_log_scan(void **state)
 	assert_non_null(f = fopen(path, "w"));
 	fclose(f);
 	snprintf(slashed, sizeof(slashed), "%s/", dir);
-	found = v8log__find(slashed, 77);
+	found = v8log__find(slashed, 77, NULL);
 	assert_non_null(found);
 	assert_non_null(found[0]);
 	assert_string_equal(found[0], path);

@@ -613,6 +613,41 @@ static void test_tls_offsets(void **state)
 	elf_symtab__free(st);
 }
 
+/*
+ * A file another user owns is read, not mapped: its symbols load the same,
+ * and truncating it while it is open (before its tables are read) gives a
+ * truncated-ELF error, not SIGBUS.
+ */
+static void test_shrinking_file(void **state)
+{
+	char path[4200];
+	const char *why = NULL;
+	struct elf_symtab *st;
+	void *buf;
+	size_t len;
+
+	(void)state;
+	buf = slurp(fixture, &len);
+	fmt_ok(snprintf(path, sizeof(path), "%s/users.so", tmpdir), sizeof(path));
+	spit(path, buf, len);
+	free(buf);
+	/* As root, make it another user's (the test user's own file already is). */
+	if (!geteuid())
+		assert_int_equal(chown(path, 65534, 65534), 0);
+
+	st = elf_symtab__open(path, &why);
+	assert_non_null(st);
+	check_fixture_symbols(st);
+	elf_symtab__free(st);
+
+	st = elf_symtab__open(path, &why);
+	assert_non_null(st);
+	assert_int_equal(truncate(path, 4096), 0);
+	assert_int_equal(elf_symtab__load_symbols(st, &why), -ENOEXEC);
+	assert_non_null(why);
+	elf_symtab__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -626,6 +661,7 @@ int main(void)
 		cmocka_unit_test(test_find_symbol),
 		cmocka_unit_test(test_find_symbol_libc),
 		cmocka_unit_test(test_tls_offsets),
+		cmocka_unit_test(test_shrinking_file),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -303,7 +303,7 @@ static void test_inlined(void **state)
 	(void)state;
 	assert_non_null(reg);
 	fake_runtime__code_log(0x1000, FAKE_INLINE_LOG, path, sizeof(path));
-	assert_true(isolate_registry__add_log_pid(reg, FAKE_PID, path) > 0);
+	assert_true(isolate_registry__add_log_pid(reg, FAKE_PID, path, NULL) > 0);
 	/* the JIT frames are callers here: return addresses */
 	fake_sample(&s[0], 1, 0x1000, FAKE_PID, "node", (const uint64_t[]){ FAKE_K_SYSCALL }, 1,
 		    in_inner, 2);

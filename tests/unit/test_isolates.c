@@ -409,7 +409,7 @@ static void test_code_log(void **state)
 	/* a containerized runtime: the name has its namespace pid, samples the host's */
 	log_path(path, sizeof(path), 0x738ebfd4c000, 7);
 	write_str(path, "w", "script-source,8,alpha.js," ALPHA_SRC_LOG "\n");
-	assert_true(isolate_registry__add_log_pid(reg, 4242, path) > 0);
+	assert_true(isolate_registry__add_log_pid(reg, 4242, path, NULL) > 0);
 	assert_null(isolate_registry__find(reg, 7, 0x738ebfd4c000));
 	info = isolate_registry__find(reg, 4242, 0x738ebfd4c000);
 	assert_non_null(info);
@@ -1033,7 +1033,7 @@ static void test_node_real(void **state)
 	write_str(worker_js, "w", node_worker);
 	pid = run_node(dir, main_js);
 
-	paths = v8log__find(dir, pid);
+	paths = v8log__find(dir, pid, NULL);
 	assert_non_null(paths);
 	reg = isolate_registry__new();
 	assert_non_null(reg);

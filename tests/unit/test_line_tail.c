@@ -119,7 +119,7 @@ static void test_lines(void **state)
 	char path[128];
 
 	in_dir(path, sizeof(path), state, "lines");
-	assert_int_equal(line_tail__init(&t, path, 0), 0);
+	assert_int_equal(line_tail__init(&t, path, 0, NULL, NULL), 0);
 	assert_int_equal(t.max_line, LINE_TAIL_MAX_DEFAULT);
 	assert_int_equal(line_tail__read(&t, &ops, &s), -ENOENT);
 
@@ -155,7 +155,7 @@ static void test_restarts(void **state)
 
 	in_dir(path, sizeof(path), state, "restart");
 	in_dir(other, sizeof(other), state, "restart.new");
-	assert_int_equal(line_tail__init(&t, path, 0), 0);
+	assert_int_equal(line_tail__init(&t, path, 0, NULL, NULL), 0);
 	put_str(path, O_TRUNC, "a\nb\n");
 	expect_read(&t, &s, 2, "a|b|");
 
@@ -183,7 +183,7 @@ static void test_restarts(void **state)
 
 	/* Not a regular file. */
 	line_tail__release(&t);
-	assert_int_equal(line_tail__init(&t, *state, 0), 0);
+	assert_int_equal(line_tail__init(&t, *state, 0, NULL, NULL), 0);
 	assert_int_equal(line_tail__read(&t, &ops, &s), -EINVAL);
 	line_tail__release(&t);
 }
@@ -195,7 +195,7 @@ static void test_long_lines(void **state)
 	char path[128], big[100];
 
 	in_dir(path, sizeof(path), state, "long");
-	assert_int_equal(line_tail__init(&t, path, 16), 0);
+	assert_int_equal(line_tail__init(&t, path, 16, NULL, NULL), 0);
 	memset(big, 'x', sizeof(big));
 	put_str(path, O_TRUNC, "short\n");
 	put(path, O_APPEND, big, 20);
@@ -214,12 +214,58 @@ static void test_long_lines(void **state)
 	line_tail__release(&t);
 }
 
+/*
+ * Caps: a file past the per-file cap is refused with a reason; one that
+ * grows past it after it was opened is read up to it; the capture's
+ * budget stops reading across readers; a FIFO does not block.
+ */
+static void test_caps(void **state)
+{
+	struct safe_open_opts o = { .max_bytes = 8 };
+	struct read_budget b;
+	struct seen s = { 0 };
+	struct line_tail t, u;
+	char path[128], fifo[128];
+
+	in_dir(path, sizeof(path), state, "capped");
+	put_str(path, O_TRUNC, "a\nb\n");
+	assert_int_equal(line_tail__init(&t, path, 0, &o, NULL), 0);
+	expect_read(&t, &s, 2, "a|b|");
+	assert_string_equal(line_tail__why(&t), "");
+	put_str(path, O_APPEND, "c\nd\ne\n");
+	expect_read(&t, &s, -EFBIG, "a|b|");
+	assert_non_null(strstr(line_tail__why(&t), "larger than the 8 bytes cap"));
+	line_tail__release(&t);
+
+	in_dir(fifo, sizeof(fifo), state, "fifo");
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	assert_int_equal(line_tail__init(&t, fifo, 0, NULL, NULL), 0);
+	assert_int_equal(line_tail__read(&t, &ops, &s), -EINVAL);
+	assert_string_equal(line_tail__why(&t), "a FIFO, not a regular file");
+	line_tail__release(&t);
+
+	/* Two readers share 12 bytes: the second stops part-way. */
+	memset(&s, 0, sizeof(s));
+	read_budget__init(&b, 12);
+	put_str(path, O_TRUNC, "1234\n5678\n");
+	assert_int_equal(line_tail__init(&t, path, 0, NULL, &b), 0);
+	assert_int_equal(line_tail__init(&u, path, 0, NULL, &b), 0);
+	expect_read(&t, &s, 2, "1234|5678|");
+	assert_int_equal(b.used, 10);
+	expect_read(&u, &s, -EDQUOT, "1234|5678|");
+	assert_true(b.spent);
+	assert_non_null(strstr(line_tail__why(&u), "budget of 12 bytes"));
+	line_tail__release(&t);
+	line_tail__release(&u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_lines, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_restarts, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_long_lines, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_caps, make_dir, remove_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

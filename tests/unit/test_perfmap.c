@@ -53,7 +53,7 @@ static void write_str(const char *path, const char *mode, const char *text)
 
 static struct perfmap *parse(const char *text)
 {
-	struct perfmap *pm = perfmap__new(NULL);
+	struct perfmap *pm = perfmap__new(NULL, NULL, NULL);
 
 	assert_non_null(pm);
 	assert_true(perfmap__parse_buf(pm, text, strlen(text)) >= 0);
@@ -157,7 +157,7 @@ static void test_malformed(void **state)
 static void test_nul_and_junk(void **state)
 {
 	static const char text[] = "1000 10 JS:~a\0b x.js:1:1\n2000 10 JS:~c x.js:1:1\n\0\0\0\n";
-	struct perfmap *pm = perfmap__new(NULL);
+	struct perfmap *pm = perfmap__new(NULL, NULL, NULL);
 	char junk[4096];
 	size_t i;
 
@@ -213,7 +213,7 @@ static void test_incremental(void **state)
 	(void)state;
 	path_in_tmp(path, sizeof(path), "incr.map");
 	write_str(path, "w", first);
-	pm = perfmap__new(path);
+	pm = perfmap__new(path, NULL, NULL);
 	assert_non_null(pm);
 	assert_int_equal(perfmap__update(pm), 3);
 	perfmap__stats(pm, &st);
@@ -250,7 +250,7 @@ static void test_partial_line(void **state)
 	(void)state;
 	path_in_tmp(path, sizeof(path), "partial.map");
 	write_str(path, "w", "1000 10 JS:~a x.js:1:1\n2000 10 JS:*b x.j");
-	pm = perfmap__new(path);
+	pm = perfmap__new(path, NULL, NULL);
 	assert_non_null(pm);
 	assert_int_equal(perfmap__update(pm), 1);
 	assert_int_equal(perfmap__lookup(pm, 0x2000, &sym), -ENOENT);
@@ -285,7 +285,7 @@ static void test_restart(void **state)
 	path_in_tmp(path, sizeof(path), "restart.map");
 	path_in_tmp(other, sizeof(other), "restart.new");
 	write_str(path, "w", "1000 10 JS:~a x.js:1:1\n2000 10 JS:~b x.js:2:2\n");
-	pm = perfmap__new(path);
+	pm = perfmap__new(path, NULL, NULL);
 	assert_non_null(pm);
 	assert_int_equal(perfmap__update(pm), 2);
 
@@ -318,7 +318,7 @@ static void test_restart(void **state)
 	assert_string_equal(name_at(pm, 0x6000), "JS:~f x.js:6:6");
 	perfmap__free(pm);
 
-	pm = perfmap__new(path);
+	pm = perfmap__new(path, NULL, NULL);
 	assert_non_null(pm);
 	assert_int_equal(perfmap__update(pm), -ENOENT);
 	assert_int_equal(perfmap__count(pm), 0);
@@ -326,11 +326,11 @@ static void test_restart(void **state)
 	perfmap__free(pm);
 
 	/* Not a regular file. */
-	pm = perfmap__new(tmpdir);
+	pm = perfmap__new(tmpdir, NULL, NULL);
 	assert_non_null(pm);
 	assert_int_equal(perfmap__update(pm), -EINVAL);
 	perfmap__free(pm);
-	pm = perfmap__new(NULL);
+	pm = perfmap__new(NULL, NULL, NULL);
 	assert_non_null(pm);
 	assert_int_equal(perfmap__update(pm), -EINVAL);
 	perfmap__free(pm);
@@ -349,7 +349,7 @@ static void test_memory_bounded(void **state)
 	(void)state;
 	path_in_tmp(path, sizeof(path), "grow.map");
 	write_str(path, "w", "");
-	pm = perfmap__new(path);
+	pm = perfmap__new(path, NULL, NULL);
 	assert_non_null(pm);
 	batch = malloc(RANGES * sizeof(line));
 	assert_non_null(batch);
@@ -377,7 +377,7 @@ static void test_memory_bounded(void **state)
 	perfmap__free(pm);
 
 	/* The same through parse_buf, and with partial overlaps that keep old pieces alive. */
-	pm = perfmap__new(NULL);
+	pm = perfmap__new(NULL, NULL, NULL);
 	assert_non_null(pm);
 	for (round = 0; round < 2000; round++) {
 		len = (size_t)sprintf(line, "%x 80 JS:~g%zu a.js:1:1\n", 0x1000 + (unsigned)(round % 7) * 0x40,
@@ -410,7 +410,7 @@ static void test_long_lines(void **state)
 
 	path_in_tmp(path, sizeof(path), "long.map");
 	write_file(path, "w", text, len);
-	pm = perfmap__new(path);
+	pm = perfmap__new(path, NULL, NULL);
 	assert_non_null(pm);
 	assert_int_equal(perfmap__update(pm), 2);
 	assert_int_equal(perfmap__lookup(pm, 0x1000, &sym), 0);
@@ -424,7 +424,7 @@ static void test_long_lines(void **state)
 
 	/* An overlong line still growing across updates is skipped as it comes. */
 	write_str(path, "w", "1000 10 JS:~a a.js:1:1\n4000 10 ");
-	pm = perfmap__new(path);
+	pm = perfmap__new(path, NULL, NULL);
 	assert_non_null(pm);
 	assert_int_equal(perfmap__update(pm), 1);
 	memset(text, 'z', big);

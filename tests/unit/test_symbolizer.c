@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -322,13 +323,40 @@ static void write_file(const char *dir, const char *name, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
+/*
+ * The fake process's maps; it shares our mount namespace (ns/mnt of it and
+ * of "self" are ours), so its mapped files are opened by the paths named.
+ */
 static void write_maps(const char *root, int pid, const char *text)
 {
-	char dir[4200];
+	char dir[4200], link[4300];
 
 	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d", root, pid), sizeof(dir));
 	mkdir(dir, 0755);
 	write_file(dir, "maps", text);
+	fmt_ok(snprintf(link, sizeof(link), "%s/ns", dir), sizeof(link));
+	mkdir(link, 0755);
+	fmt_ok(snprintf(link, sizeof(link), "%s/ns/mnt", dir), sizeof(link));
+	symlink("/proc/self/ns/mnt", link);
+	fmt_ok(snprintf(dir, sizeof(dir), "%s/self", root), sizeof(dir));
+	mkdir(dir, 0755);
+	fmt_ok(snprintf(link, sizeof(link), "%s/ns", dir), sizeof(link));
+	mkdir(link, 0755);
+	fmt_ok(snprintf(link, sizeof(link), "%s/ns/mnt", dir), sizeof(link));
+	symlink("/proc/self/ns/mnt", link);
+}
+
+/* "MAJ:MIN" of the device path is on, as /proc/PID/maps writes it (8 kept at a time). */
+static const char *dev_of(const char *path)
+{
+	static char buf[8][32];
+	static int next;
+	struct stat st;
+	char *b = buf[next++ % 8];
+
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(b, sizeof(buf[0]), "%02x:%02x", major(st.st_dev), minor(st.st_dev));
+	return b;
 }
 
 static uint64_t nm_addr(const char *name)
@@ -390,7 +418,7 @@ static void append_file(const char *path, const char *text)
 static void test_perfmap(void **state)
 {
 	struct symbolizer_opts opts = { 0 };
-	char root[4200], dir[4300], map[4400];
+	char root[4200], dir[4300], map[4400], status[256];
 	struct symbolizer *s;
 	struct sym_frame f;
 	const int pid = 4343;
@@ -400,7 +428,10 @@ static void test_perfmap(void **state)
 	assert_int_equal(mkdir(root, 0755), 0);
 	write_maps(root, pid, "7f0000000000-7f0000100000 r-xp 00000000 00:00 0 \n");
 	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d", root, pid), sizeof(dir));
-	write_file(dir, "status", "Name:\tnode\nTgid:\t4343\nNSpid:\t4343\t7\n");
+	fmt_ok(snprintf(status, sizeof(status), "Name:\tnode\nTgid:\t4343\nNSpid:\t4343\t7\n"
+			"Uid:\t%u\t%u\t%u\t%u\n", (unsigned)geteuid(), (unsigned)geteuid(),
+			(unsigned)geteuid(), (unsigned)geteuid()), sizeof(status));
+	write_file(dir, "status", status);
 	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d/root", root, pid), sizeof(dir));
 	assert_int_equal(mkdir(dir, 0755), 0);
 	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d/root/tmp", root, pid), sizeof(dir));
@@ -476,14 +507,14 @@ static void test_history(void **state)
 	assert_non_null(s);
 
 	snprintf(maps, sizeof(maps),
-		 "1000000-1001000 r-xp 00001000 fd:00 %llu %s\n"
+		 "1000000-1001000 r-xp 00001000 %s %llu %s\n"
 		 "2000000-2010000 r-xp 00000000 00:00 0 \n"
 		 "3000000-3001000 r-xp 00000000 08:01 77 /nonexistent/lib.so\n"
 		 "this line is malformed\n"
 		 "4000000-4001000 rw-p 00000000 00:00 0 \n"
 		 "5000000-5001000 r-xp 00000000 00:00 0 [anon:v8 code]\n"
 		 "6000000-6001000 r-xp 00000000 00:01 9 /memfd:jit (deleted)\n",
-		 (unsigned long long)st.st_ino, fixture);
+		 dev_of(fixture), (unsigned long long)st.st_ino, fixture);
 	write_maps(root, pid, maps);
 	assert_int_equal(symbolizer__track(s, 4243), -ESRCH);
 	assert_int_equal(symbolizer__track(s, pid), 0);
@@ -505,8 +536,8 @@ static void test_history(void **state)
 	/* The fixture unmapped, mapped again inside the anonymous region. */
 	snprintf(maps, sizeof(maps),
 		 "2000000-2010000 r-xp 00000000 00:00 0 \n"
-		 "2008000-2009000 r-xp 00001000 fd:00 %llu %s\n",
-		 (unsigned long long)st.st_ino, fixture);
+		 "2008000-2009000 r-xp 00001000 %s %llu %s\n",
+		 dev_of(fixture), (unsigned long long)st.st_ino, fixture);
 	write_maps(root, pid, maps);
 	assert_int_equal(symbolizer__refresh(s, pid), 0);
 	expect_user(s, pid, 0x2008000 + main_off, "main", NULL, 0);
@@ -577,19 +608,19 @@ static void test_bad_files(void **state)
 	assert_int_equal(mkdir(in_dir(p, sizeof(p), files, "dir"), 0755), 0);
 
 	snprintf(maps, sizeof(maps),
-		 "1000000-1001000 r-xp 00000000 08:01 %llu %s/truncated\n"
-		 "2000000-2001000 r-xp 00000000 08:01 %llu %s/text\n"
-		 "3000000-3001000 r-xp 00000000 08:01 %llu %s/empty\n"
-		 "4000000-4001000 r-xp 00000000 08:01 %llu %s/dir\n"
-		 "5000000-5001000 r-xp 00001000 08:01 %llu %s\n"
-		 "6000000-6001000 r-xp 00000000 08:01 %llu %s (deleted)\n"
+		 "1000000-1001000 r-xp 00000000 %s %llu %s/truncated\n"
+		 "2000000-2001000 r-xp 00000000 %s %llu %s/text\n"
+		 "3000000-3001000 r-xp 00000000 %s %llu %s/empty\n"
+		 "4000000-4001000 r-xp 00000000 %s %llu %s/dir\n"
+		 "5000000-5001000 r-xp 00001000 %s %llu %s\n"
+		 "6000000-6001000 r-xp 00000000 %s %llu %s (deleted)\n"
 		 "7000000-7001000 r-xp 00000000 00:00 0 [vdso]\n",
-		 inode_of(in_dir(p, sizeof(p), files, "truncated")), files,
-		 inode_of(in_dir(p, sizeof(p), files, "text")), files,
-		 inode_of(in_dir(p, sizeof(p), files, "empty")), files,
-		 inode_of(in_dir(p, sizeof(p), files, "dir")), files,
-		 inode_of(fixture) + 1, fixture,
-		 inode_of(fixture), fixture);
+		 dev_of(files), inode_of(in_dir(p, sizeof(p), files, "truncated")), files,
+		 dev_of(files), inode_of(in_dir(p, sizeof(p), files, "text")), files,
+		 dev_of(files), inode_of(in_dir(p, sizeof(p), files, "empty")), files,
+		 dev_of(files), inode_of(in_dir(p, sizeof(p), files, "dir")), files,
+		 dev_of(fixture), inode_of(fixture) + 1, fixture,
+		 dev_of(fixture), inode_of(fixture), fixture);
 	write_maps(root, pid, maps);
 	opts.proc_root = root;
 	s = symbolizer__new(&opts);
@@ -608,10 +639,10 @@ static void test_bad_files(void **state)
 	assert_true(has_note(s, p, "empty file"));
 	in_dir(p, sizeof(p), files, "dir");
 	expect_miss(s, pid, 0x4000010, SYM_MISS_BAD_FILE, p);
-	assert_true(has_note(s, p, "is a directory"));
+	assert_true(has_note(s, p, "a directory, not a regular file"));
 	/* Right path, wrong inode: some other file, not the one mapped. */
 	expect_miss(s, pid, 0x5000010, SYM_MISS_BAD_FILE, fixture);
-	assert_true(has_note(s, fixture, "not the mapped one"));
+	assert_true(has_note(s, fixture, "not the expected file"));
 	/* Deleted, and no map_files/ to reach it through. */
 	expect_miss(s, pid, 0x6000010, SYM_MISS_BAD_FILE, fixture);
 	expect_miss(s, pid, 0x7000010, SYM_MISS_NOT_COVERED, "[vdso]");

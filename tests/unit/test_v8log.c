@@ -82,7 +82,7 @@ static char *read_all(const char *path, size_t *lenp)
 
 static struct v8log *parse(const char *text)
 {
-	struct v8log *log = v8log__new(NULL);
+	struct v8log *log = v8log__new(NULL, NULL, NULL);
 
 	assert_non_null(log);
 	assert_true(v8log__parse_buf(log, text, strlen(text)) >= 0);
@@ -146,7 +146,7 @@ static void test_find(void **state)
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		write_str(path, "w", "");
 	}
-	found = v8log__find(dir, 100);
+	found = v8log__find(dir, 100, NULL);
 	assert_non_null(found);
 	snprintf(path, sizeof(path), "%s/isolate-0x1000-100-v8.log", dir);
 	assert_string_equal(found[0], path);
@@ -155,22 +155,43 @@ static void test_find(void **state)
 	assert_null(found[2]);
 	v8log__find_free(found);
 
-	found = v8log__find(dir, 0);
+	found = v8log__find(dir, 0, NULL);
 	assert_non_null(found);
 	for (i = 0; found[i]; i++)
 		;
 	assert_int_equal(i, 3);
 	v8log__find_free(found);
 
-	found = v8log__find(dir, 999);
+	found = v8log__find(dir, 999, NULL);
 	assert_non_null(found);
 	assert_null(found[0]);
 	v8log__find_free(found);
 
 	snprintf(path, sizeof(path), "%s/missing", tmpdir);
-	assert_null(v8log__find(path, 100));
+	assert_null(v8log__find(path, 100, NULL));
 	assert_int_equal(errno, ENOENT);
 	v8log__find_free(NULL);
+
+	/*
+	 * A shared directory: a symlink and a FIFO named like logs never count;
+	 * with an owner policy, only the target's own files do.
+	 */
+	snprintf(path, sizeof(path), "%s/isolate-0x5000-100-v8.log", dir);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	snprintf(path, sizeof(path), "%s/isolate-0x6000-100-v8.log", dir);
+	assert_int_equal(mkfifo(path, 0644), 0);
+	found = v8log__find(dir, 100, &(struct safe_open_opts){
+		.owner = SAFE_OPEN_OWNER_TARGET, .uid = geteuid() });
+	assert_non_null(found);
+	for (i = 0; found[i]; i++)
+		;
+	assert_int_equal(i, 2);
+	v8log__find_free(found);
+	found = v8log__find(dir, 100, &(struct safe_open_opts){
+		.owner = SAFE_OPEN_OWNER_TARGET, .uid = geteuid() + 1 });
+	assert_non_null(found);
+	assert_null(found[0]);
+	v8log__find_free(found);
 }
 
 static const char sample[] =
@@ -391,7 +412,7 @@ static void test_malformed(void **state)
 
 static void test_moves_and_overlaps(void **state)
 {
-	struct v8log *log = v8log__new(NULL);
+	struct v8log *log = v8log__new(NULL, NULL, NULL);
 	struct v8log_stats st;
 	struct v8log_sym sym;
 
@@ -479,7 +500,7 @@ static void test_names_after_growth(void **state)
 /* Code re-created and moved in place many times: memory follows live code. */
 static void test_memory_bounded(void **state)
 {
-	struct v8log *log = v8log__new(NULL);
+	struct v8log *log = v8log__new(NULL, NULL, NULL);
 	size_t round, mem_early = 0;
 	struct v8log_stats st;
 	struct v8log_sym sym;
@@ -521,7 +542,7 @@ static void test_incremental(void **state)
 	snprintf(path, sizeof(path), "%s/isolate-0x55d5c8a0e000-4242-v8.log", tmpdir);
 	snprintf(other, sizeof(other), "%s/replacement", tmpdir);
 	write_str(path, "w", head);
-	log = v8log__new(path);
+	log = v8log__new(path, NULL, NULL);
 	assert_non_null(log);
 	assert_int_equal(v8log__isolate(log), 0x55d5c8a0e000ULL);
 	assert_int_equal(v8log__pid(log), 4242);
@@ -564,7 +585,7 @@ static void test_incremental(void **state)
 	assert_int_equal(v8log__lookup(log, 0x3000, &sym), 0);
 	v8log__free(log);
 
-	log = v8log__new(NULL);
+	log = v8log__new(NULL, NULL, NULL);
 	assert_int_equal(v8log__update(log), -EINVAL);
 	v8log__free(log);
 }
@@ -689,17 +710,17 @@ static void open_node_outputs(const char *dir, pid_t pid, struct perfmap **pm, c
 	char **logs;
 
 	snprintf(map_path, size, "/tmp/perf-%d.map", (int)pid);
-	*pm = perfmap__new(map_path);
+	*pm = perfmap__new(map_path, NULL, NULL);
 	assert_non_null(*pm);
 	assert_true(perfmap__update(*pm) > 100);
 	assert_int_equal(perfmap__malformed(*pm), 0);
 	*map_text = read_all(map_path, NULL);
 
-	logs = v8log__find(dir, pid);
+	logs = v8log__find(dir, pid, NULL);
 	assert_non_null(logs);
 	assert_non_null(logs[0]);
 	assert_null(logs[1]);
-	*log = v8log__new(logs[0]);
+	*log = v8log__new(logs[0], NULL, NULL);
 	assert_non_null(*log);
 	assert_true(v8log__update(*log) > 100);
 	assert_int_equal(v8log__pid(*log), pid);

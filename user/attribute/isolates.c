@@ -25,6 +25,7 @@
 #include "lib/array.h"
 #include "lib/hash.h"
 #include "lib/index_table.h"
+#include "lib/safe_open.h"
 #include "lib/textscan.h"
 #include "symbolize/v8log.h"
 #include "user/attribute/version_labels.h"
@@ -64,6 +65,10 @@ struct isolate_registry {
 	struct version_labels labels;
 
 	const char **names;		/* isolate_registry__names() */
+
+	struct read_budget *budget;	/* not owned */
+	char **notes;			/* code logs refused or cut, and why */
+	size_t nr_notes, notes_cap;
 };
 
 static const char *const no_scripts[1];
@@ -400,7 +405,7 @@ static void entry_set_created(struct iso_entry *e, const char *path)
 
 	e->info.created_is_btime = false;
 	e->info.created_ns = now_ns();
-	if (!statx(AT_FDCWD, path, 0, STATX_BTIME, &stx) && (stx.stx_mask & STATX_BTIME) &&
+	if (!statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_BTIME, &stx) && (stx.stx_mask & STATX_BTIME) &&
 	    stx.stx_btime.tv_sec > 0) {
 		e->info.created_ns = (uint64_t)stx.stx_btime.tv_sec * 1000000000ULL +
 				     stx.stx_btime.tv_nsec;
@@ -596,12 +601,55 @@ static void entry_drop_fallback(struct iso_entry *e)
 	e->info.nr_internal = 0;
 }
 
-int isolate_registry__add_log(struct isolate_registry *reg, const char *path)
+void isolate_registry__set_budget(struct isolate_registry *reg, struct read_budget *budget)
 {
-	return isolate_registry__add_log_pid(reg, 0, path);
+	reg->budget = budget;
 }
 
-int isolate_registry__add_log_pid(struct isolate_registry *reg, pid_t host_pid, const char *path)
+size_t isolate_registry__notes(const struct isolate_registry *reg, const char *const **notes)
+{
+	*notes = (const char *const *)reg->notes;
+	return reg->nr_notes;
+}
+
+/* Best effort, once per distinct text: a note lost to ENOMEM loses only itself. */
+static void reg_note(struct isolate_registry *reg, const char *path, const char *why)
+{
+	char *note;
+
+	if (asprintf(&note, "code log %s: %s", path, why) < 0)
+		return;
+	for (size_t i = 0; i < reg->nr_notes; i++) {
+		if (!strcmp(reg->notes[i], note)) {
+			free(note);
+			return;
+		}
+	}
+	if (array_grow(&reg->notes, &reg->notes_cap, reg->nr_notes + 1)) {
+		free(note);
+		return;
+	}
+	reg->notes[reg->nr_notes++] = note;
+}
+
+/* A read that failed for a reason a user should see (not "gone", not ENOMEM). */
+static void reg_note_read(struct isolate_registry *reg, const char *path,
+			  const struct v8log *log, int rc)
+{
+	const char *why = v8log__why(log);
+
+	if (rc >= 0 || rc == -ENOENT || rc == -ENOMEM)
+		return;
+	reg_note(reg, path, *why ? why : strerror(-rc));
+}
+
+int isolate_registry__add_log(struct isolate_registry *reg, const char *path)
+{
+	return isolate_registry__add_log_pid(reg, 0, path, NULL);
+}
+
+int isolate_registry__add_log_pid(struct isolate_registry *reg, pid_t host_pid, const char *path,
+				  const struct safe_open_opts *open)
 {
 	struct v8log_stats st;
 	struct iso_entry *e;
@@ -618,16 +666,18 @@ int isolate_registry__add_log_pid(struct isolate_registry *reg, pid_t host_pid, 
 	e = reg_get(reg, pid, isolate);
 	if (e && e->log && !strcmp(e->info.code_log_path, path)) {
 		rc = v8log__update(e->log);
+		reg_note_read(reg, path, e->log, rc);
 		if (rc < 0 && rc != -ENOENT)
 			return rc;
 		rc2 = entry_recompute(reg, e);
 		return rc2 ? rc2 : rc;
 	}
 
-	log = v8log__new(path);
+	log = v8log__new(path, open, reg->budget);
 	if (!log)
 		return -errno;
 	rc = v8log__update(log);
+	reg_note_read(reg, path, log, rc);
 	if (rc < 0)
 		goto fail;
 	ipath = intern(reg, path);
@@ -665,6 +715,7 @@ int isolate_registry__refresh(struct isolate_registry *reg)
 		if (!e->log)
 			continue;
 		rc = v8log__update(e->log);
+		reg_note_read(reg, e->info.code_log_path, e->log, rc);
 		if (rc >= 0 || rc == -ENOENT)
 			rc = entry_recompute(reg, e);
 		if (rc < 0 && !first)
@@ -1020,6 +1071,9 @@ void isolate_registry__free(struct isolate_registry *reg)
 		free(e->internal);
 		free(e);
 	}
+	for (i = 0; i < reg->nr_notes; i++)
+		free(reg->notes[i]);
+	free(reg->notes);
 	for (i = 0; i < reg->nr_graveyard; i++)
 		free(reg->graveyard[i]);
 	for (i = 0; i < reg->nr_strs; i++)

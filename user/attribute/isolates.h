@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "lib/safe_open.h"
 #include "lib/sha256.h"
 #include "symbolize/v8inline.h"
 
@@ -105,9 +106,25 @@ int isolate_registry__add_log(struct isolate_registry *reg, const char *path);
  * The same, for the process host_pid (as BPF and /proc see it): V8 names
  * the file after the pid in the process's own pid namespace, which differs
  * for a containerized runtime (discover_proc.nspid != .pid).  host_pid <= 0:
- * the pid in the file name.
+ * the pid in the file name.  The file is opened through lib/safe_open.h
+ * with open (NULL: any owner): for a target's log, owner
+ * SAFE_OPEN_OWNER_TARGET and its uid, so that a file planted in a shared
+ * log directory by anyone else is refused.  A refused file (-EPERM,
+ * -ELOOP, -EINVAL, -EFBIG) is kept as a note (isolate_registry__notes()).
+ * The options are kept for later reads (see line_tail__init()).
  */
-int isolate_registry__add_log_pid(struct isolate_registry *reg, pid_t host_pid, const char *path);
+int isolate_registry__add_log_pid(struct isolate_registry *reg, pid_t host_pid, const char *path,
+				  const struct safe_open_opts *open);
+
+/* Charge code-log reads to budget (the capture's; not owned). */
+void isolate_registry__set_budget(struct isolate_registry *reg, struct read_budget *budget);
+
+/*
+ * Code logs refused or cut short, and why ("code log PATH: symlink
+ * refused"), each once, with the raw path.  Returns the count; *notes
+ * stays owned by reg.
+ */
+size_t isolate_registry__notes(const struct isolate_registry *reg, const char *const **notes);
 
 /*
  * isolate_registry__add_log() again for every log.  0, or the first error

@@ -4,14 +4,17 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "lib/array.h"
 #include "lib/errmsg.h"
+#include "lib/safe_open.h"
 #include "lib/textscan.h"
 #include "user/attribute/isolates.h"
 
@@ -266,12 +269,33 @@ int version_labels__read(FILE *f, version_labels_intern_fn intern, void *ctx,
 int version_labels__load(const char *path, version_labels_intern_fn intern, void *ctx,
 			 struct version_labels *out, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "re");
-	int rc;
+	/*
+	 * The operator names this file (a symlink to it is fine), but it may
+	 * sit where others write: a FIFO or device must not block us, and a
+	 * huge file is refused before it is read.
+	 */
+	static const struct safe_open_opts opts = { .max_bytes = VERSION_LABELS_MAX_BYTES };
+	struct safe_open_info info;
+	FILE *f;
+	int fd, rc;
 
 	memset(out, 0, sizeof(*out));
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		errmsg__set(err, errlen, "%s", strerror(-rc));
+		return rc;
+	}
+	rc = safe_open__check_fd(fd, &opts, &info);
+	if (rc) {
+		close(fd);
+		errmsg__set(err, errlen, "%s", info.why);
+		return rc;
+	}
+	f = fdopen(fd, "r");
 	if (!f) {
 		rc = -errno;
+		close(fd);
 		errmsg__set(err, errlen, "%s", strerror(-rc));
 		return rc;
 	}

@@ -57,7 +57,14 @@ typedef const char *(*version_labels_intern_fn)(void *ctx, const char *s);
 int version_labels__read(FILE *f, version_labels_intern_fn intern, void *ctx,
 			 struct version_labels *out, char *err, size_t errlen);
 
-/* The same for the file at path. */
+/* A labels file is a few lines per deployed version: 64 MiB is far beyond any. */
+#define VERSION_LABELS_MAX_BYTES (64ull << 20)
+
+/*
+ * The same for the file at path: a regular file (symlinks followed: the
+ * operator names it) of at most VERSION_LABELS_MAX_BYTES; a FIFO or
+ * device is refused, never waited on (err says why).
+ */
 int version_labels__load(const char *path, version_labels_intern_fn intern, void *ctx,
 			 struct version_labels *out, char *err, size_t errlen);
 

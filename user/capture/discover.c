@@ -21,6 +21,7 @@
 #include "lib/hash.h"
 #include "lib/index_table.h"
 #include "lib/procfs.h"
+#include "lib/safe_open.h"
 #include "symbolize/elf_symtab.h"
 #include "symbolize/proc_maps.h"
 #include "symbolize/v8log.h"
@@ -334,6 +335,13 @@ static struct object *scan__object(struct scan *s, dev_t dev, ino_t ino, int fd)
 	return o;
 }
 
+void discover_proc__file_opts(const struct discover_proc *p, struct safe_open_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->owner = SAFE_OPEN_OWNER_TARGET;
+	o->uid = p->uid_known ? p->uid : (uid_t)-1;
+}
+
 /* ---- one process: its files --------------------------------------------- */
 
 /* Map errors on a process's /proc files to what they mean for the scan. */
@@ -486,8 +494,12 @@ static int proc__scan_log_dirs(struct proc_ctx *c, struct discover_proc *p)
 	size_t i, j;
 	int err = 0;
 
+	struct safe_open_opts o;
+
+	/* A shared log directory: only the process's own files are its logs. */
+	discover_proc__file_opts(p, &o);
 	for (i = 0; !err && i < c->nr_log_dirs; i++) {
-		paths = v8log__find(c->log_dirs[i], p->nspid);
+		paths = v8log__find(c->log_dirs[i], p->nspid, &o);
 		if (!paths) {
 			if (errno == ENOMEM)
 				return -ENOMEM;
@@ -495,7 +507,7 @@ static int proc__scan_log_dirs(struct proc_ctx *c, struct discover_proc *p)
 		}
 		for (j = 0; !err && paths[j]; j++) {
 			if (v8log__parse_filename(paths[j], &isolate, &log_pid) ||
-			    stat(paths[j], &sb) || !S_ISREG(sb.st_mode))
+			    lstat(paths[j], &sb) || !S_ISREG(sb.st_mode))
 				continue;
 			err = proc__add_log(c, p, paths[j], isolate, false, &sb);
 		}
@@ -514,9 +526,9 @@ static int cmp_log(const void *a, const void *b)
 /* Code logs and the perf map, open or where V8 writes them; sockets on the way. */
 static int proc__find_files(struct proc_ctx *c, struct discover_proc *p)
 {
+	struct safe_open_opts o;
 	char buf[PATH_MAX];
-	struct stat sb;
-	int err;
+	int err, fd;
 
 	err = proc__scan_fds(c, p);
 	if (!err)
@@ -532,7 +544,12 @@ static int proc__find_files(struct proc_ctx *c, struct discover_proc *p)
 	p->perf_map = strdup(buf);
 	if (!p->perf_map)
 		return -ENOMEM;
-	p->perf_map_exists = !stat(buf, &sb) && S_ISREG(sb.st_mode);
+	/* Exists as the symbolizer will read it: its own regular file. */
+	discover_proc__file_opts(p, &o);
+	fd = safe_open__file(buf, &o, NULL);
+	p->perf_map_exists = fd >= 0;
+	if (fd >= 0)
+		close(fd);
 	return 0;
 }
 
@@ -570,20 +587,22 @@ static int proc__read_stat(struct proc_ctx *c)
 /* Its executable, analysed: 1, 0 when it is not a regular file, or -errno. */
 static int scan__exe(struct scan *s, struct proc_ctx *c)
 {
+	static const struct safe_open_opts exe_opts = {
+		.proc_link = true,
+		.max_bytes = SAFE_OPEN_ELF_MAX,
+	};
+	struct safe_open_info info;
 	char path[64];
-	struct stat sb;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", c->pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0)
-		return proc_err(-errno);
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-		close(fd);
+	fd = safe_open__file(path, &exe_opts, &info);
+	if (fd == -EINVAL || fd == -EFBIG)
 		return 0;
-	}
-	c->exe_obj = scan__object(s, sb.st_dev, sb.st_ino, fd);
+	if (fd < 0)
+		return proc_err(fd);
+	c->exe_obj = scan__object(s, info.st.st_dev, info.st.st_ino, fd);
 	close(fd);
 	if (!c->exe_obj)
 		return -ENOMEM;
@@ -604,7 +623,6 @@ static int scan__v8_library(struct scan *s, struct proc_ctx *c)
 	const struct proc_map *m;
 	char file[PATH_MAX + 64];
 	struct object *o;
-	struct stat sb;
 	size_t i;
 	int fd, n;
 
@@ -616,23 +634,33 @@ static int scan__v8_library(struct scan *s, struct proc_ctx *c)
 			continue;
 		o = scan__find_object(s, dev, (ino_t)m->inode);
 		if (!o) {
-			/* map_files reaches the object in any mount namespace, even deleted. */
+			struct safe_open_opts so = {
+				.proc_link = true,
+				.max_bytes = SAFE_OPEN_ELF_MAX,
+			};
+
+			/*
+			 * map_files reaches the object in any mount namespace, even
+			 * deleted; else the path inside the process's root, and only
+			 * when it is the mapped file (symbolizer.c says why not the
+			 * device for map_files).
+			 */
 			snprintf(file, sizeof(file), "/proc/%d/map_files/%llx-%llx", c->pid,
 				 (unsigned long long)m->start, (unsigned long long)m->end);
-			fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+			fd = safe_open__file(file, &so, NULL);
 			if (fd < 0) {
 				n = snprintf(file, sizeof(file), "/proc/%d/root%s", c->pid,
 					     m->path);
 				if (n < 0 || (size_t)n >= sizeof(file))
 					continue;
-				fd = open(file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+				so.proc_link = false;
+				so.match_file = true;
+				so.dev = dev;
+				so.ino = m->inode;
+				fd = safe_open__file(file, &so, NULL);
 			}
 			if (fd < 0)
 				continue;
-			if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
-				close(fd);
-				continue;
-			}
 			o = scan__object(s, dev, (ino_t)m->inode, fd);
 			close(fd);
 			if (!o)
@@ -736,6 +764,7 @@ static void proc__read_nspid(struct discover_proc *p)
 	snprintf(path, sizeof(path), "/proc/%d/status", p->pid);
 	if (procfs__read(path, buf, sizeof(buf)) > 0)
 		procfs__parse_nspid(buf, &p->nspid);
+	p->uid_known = !safe_open__target_uid(NULL, p->pid, &p->uid);
 }
 
 /* Everything discover_proc says about a V8 runtime.  0 or -errno. */

@@ -44,6 +44,7 @@
 #include <sys/types.h>
 
 #include "lib/procfs.h"
+#include "lib/safe_open.h"
 
 #define DISCOVER_TLS_SYMBOL "_ZN2v88internal18g_current_isolate_E"
 
@@ -55,6 +56,15 @@ enum discover_runtime {
 
 /* "v8", "node", "workerd" */
 const char *discover__runtime_name(enum discover_runtime rt);
+
+struct discover_proc;
+
+/*
+ * How to open the files p writes itself (perf map, code logs) through
+ * lib/safe_open.h: owned by p's uid, or by nobody when that is unknown
+ * (so none is read: whose file it is cannot be told).
+ */
+void discover_proc__file_opts(const struct discover_proc *p, struct safe_open_opts *o);
 
 /* Where the current isolate lives, for reading it from BPF (SPEC §3). */
 struct discover_tls {
@@ -80,6 +90,8 @@ struct discover_code_log {
 struct discover_proc {
 	pid_t pid;
 	pid_t nspid;		/* the pid in its own namespace (last of NSpid:) */
+	uid_t uid;		/* the uid its files are created with (safe_open.h) */
+	bool uid_known;
 	char comm[PROCFS_COMM_LEN + 1];
 	char *exe;		/* /proc/PID/exe's target */
 	enum discover_runtime runtime;

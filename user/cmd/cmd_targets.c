@@ -201,6 +201,7 @@ static bool script_is_internal(const char *name)
 static int read_logs(const struct discover_proc *p, struct log_view **out)
 {
 	struct log_view *views;
+	struct safe_open_opts own;
 	size_t i;
 	int n;
 
@@ -215,7 +216,8 @@ static int read_logs(const struct discover_proc *p, struct log_view **out)
 			views[i].err = -EFBIG;
 			continue;
 		}
-		views[i].log = v8log__new(p->logs[i].path);
+		discover_proc__file_opts(p, &own);
+		views[i].log = v8log__new(p->logs[i].path, &own, NULL);
 		if (!views[i].log) {
 			views[i].err = -errno;
 			if (views[i].err == -ENOMEM)
@@ -458,7 +460,10 @@ static int print_json(FILE *out, const struct discover_list *list, struct isolat
 static const struct isolate_info *isolate_of(struct isolate_registry *reg,
 					     const struct discover_proc *p, size_t j)
 {
-	if (isolate_registry__add_log_pid(reg, p->pid, p->logs[j].path) == -ENOMEM)
+	struct safe_open_opts own;
+
+	discover_proc__file_opts(p, &own);
+	if (isolate_registry__add_log_pid(reg, p->pid, p->logs[j].path, &own) == -ENOMEM)
 		return NULL;
 	return isolate_registry__find(reg, p->pid, p->logs[j].isolate);
 }

@@ -30,6 +30,7 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "lib/safe_open.h"
 #include "symbolize/symbolizer.h"
 #include "user/attribute/attribution.h"
 #include "user/attribute/cpu_profile.h"
@@ -105,6 +106,7 @@ struct capture {
 	struct sample_store *store;
 	struct sampler *sampler;
 	struct symbolizer *sym;
+	struct read_budget read_budget;	/* bytes read from target files (safe_open.h) */
 	struct discover_list *discovered;
 	struct isolate_registry *isolates;
 	struct frame_table *ft;

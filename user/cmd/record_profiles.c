@@ -71,9 +71,13 @@ int record_profiles__load_code_logs(struct capture *c)
 
 	for (int i = 0; i < c->ntargets; i++) {
 		const struct discover_proc *p = c->targets[i].v8;
+		struct safe_open_opts own;
 
+		if (p)
+			discover_proc__file_opts(p, &own);
 		for (size_t j = 0; p && j < p->nr_logs; j++) {
-			err = isolate_registry__add_log_pid(c->isolates, p->pid, p->logs[j].path);
+			err = isolate_registry__add_log_pid(c->isolates, p->pid, p->logs[j].path,
+							    &own);
 			if (err == -ENOMEM)
 				return err;
 		}
@@ -87,17 +91,20 @@ void record_profiles__find_new_code_logs(struct capture *c)
 	for (int i = 0; i < c->ntargets; i++) {
 		const struct discover_proc *p = c->targets[i].v8;
 		char dir[PATH_MAX], **paths;
+		struct safe_open_opts own;
 
 		if (!p || !p->nr_logs)
 			continue;
+		/* Only the target's own files (a shared directory: anyone can plant names). */
+		discover_proc__file_opts(p, &own);
 		snprintf(dir, sizeof(dir), "%s", p->logs[0].path);
 		if (!strrchr(dir, '/'))
 			continue;
 		*strrchr(dir, '/') = '\0';
 		/* V8 names the file with the pid inside the runtime's pid namespace */
-		paths = v8log__find(dir, p->nspid ? p->nspid : p->pid);
+		paths = v8log__find(dir, p->nspid ? p->nspid : p->pid, &own);
 		for (size_t j = 0; paths && paths[j]; j++)
-			isolate_registry__add_log_pid(c->isolates, p->pid, paths[j]);
+			isolate_registry__add_log_pid(c->isolates, p->pid, paths[j], &own);
 		v8log__find_free(paths);
 	}
 }

@@ -261,13 +261,15 @@ int record_session__open(struct capture *c)
 	const char *labels = c->env->version_labels;
 	int err;
 
+	read_budget__init(&c->read_budget, SAFE_OPEN_CAPTURE_MAX);
 	c->store = sample_store__new();
-	c->sym = symbolizer__new(NULL);
+	c->sym = symbolizer__new(&(struct symbolizer_opts){ .budget = &c->read_budget });
 	c->isolates = isolate_registry__new();
 	if (!c->store || !c->sym || !c->isolates) {
 		fprintf(stderr, "isoprof: out of memory\n");
 		return -ENOMEM;
 	}
+	isolate_registry__set_budget(c->isolates, &c->read_budget);
 	if (labels) {
 		char why[256] = "";
 

@@ -130,6 +130,14 @@ static void print_notes(const struct capture *c)
 	nnotes = symbolizer__notes(c->sym, &notes);
 	for (size_t i = 0; i < nnotes; i++)
 		fprintf(stderr, "isoprof: note: %s\n", record__esc(notes[i]));
+	/* Code logs refused (not the target's, not a regular file) or cut at a cap. */
+	nnotes = c->isolates ? isolate_registry__notes(c->isolates, &notes) : 0;
+	for (size_t i = 0; i < nnotes; i++)
+		fprintf(stderr, "isoprof: note: %s\n", record__esc(notes[i]));
+	if (c->read_budget.spent)
+		fprintf(stderr, "isoprof: note: stopped reading target files (perf maps, code "
+			"logs) at the capture's cap of %llu GiB; names from what was read\n",
+			(unsigned long long)(c->read_budget.limit >> 30));
 }
 
 void record_summary__print(const struct capture *c, const struct isoprof_counters *cnt,
