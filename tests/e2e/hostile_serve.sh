@@ -262,7 +262,7 @@ req GET "$BASE/"
 wait $HOLD
 HOLD=
 read -r _ opened _ refused < <(head -1 "$T/hold.out")
-read -r _ closed _ of _ late last < <(sed -n 2p "$T/hold.out")
+read -r _ closed _ of _ late _ last < <(sed -n 2p "$T/hold.out")
 # 8 per address are kept; those get the request deadline (10 s), the rest are closed at once
 if [ "${closed:-0}" = "${of:-x}" ] && [ "${late:-0}" -le 8 ] && [ "${late:-0}" -ge 1 ] &&
 	awk -v l="$last" 'BEGIN { exit !(l >= 8 && l <= 13) }'; then
@@ -365,13 +365,30 @@ else
 	fail "release daemon" "did not start: $(cat "$T/rel.log")"
 fi
 
+# --- the helper dies: the daemon stops instead of answering 500s ---------------------------------
+if start_serve "$ISOPROF" $PORT_KILL "$T/orphan.log"; then
+	OP=${SERVE_PIDS[-1]}
+	kill -KILL "$(pgrep -P "$OP" -x isoprof-priv)"
+	for _ in $(seq 50); do
+		kill -0 "$OP" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$OP"
+	orc=$?
+	[ $orc -eq 1 ] && grep -q 'helper .* was killed by signal 9: stopping' "$T/orphan.log" &&
+		pass "the helper SIGKILLed: the daemon says so and exits 1" ||
+		fail "helper death" "exit $orc: $(tail -2 "$T/orphan.log")"
+else
+	fail "orphan daemon" "did not start: $(cat "$T/orphan.log")"
+fi
+
 # --- stop -------------------------------------------------------------------------------------
 kill -TERM "$SP"
 wait "$SP"
 src=$?
 [ $src -eq 0 ] && ! kill -0 "$HELPER" 2>/dev/null && pass "SIGTERM: the daemon exits 0 and its helper with it" ||
 	fail "stop" "exit $src, helper $HELPER alive? $(kill -0 "$HELPER" 2>/dev/null && echo yes)"
-for log in "$T/serve.log" "$T/tok.log" "$T/unix.log" "$T/kill.log"; do
+for log in "$T/serve.log" "$T/tok.log" "$T/unix.log" "$T/kill.log" "$T/orphan.log"; do
 	[ -f "$log" ] || continue
 	no_sanitizer_report "$log" || { fail "sanitizers" "report in $log"; grep -A20 ERROR "$log" | head -40; }
 done

@@ -140,7 +140,8 @@ static void test_helper(void **state)
 	struct privsep_helper_opts o = { .max_captures = 1, .log = stderr };
 	struct privsep_capture c = good();
 	struct privsep_result res;
-	char buf[64];
+	char buf[64], path[sizeof(prog)];
+	struct stat st;
 	pid_t pid;
 	FILE *f;
 	int sock, status;
@@ -152,7 +153,7 @@ static void test_helper(void **state)
 	f = fopen(prog, "w");
 	assert_non_null(f);
 	fputs("#!/bin/sh\n"
-	      "[ \"$1\" = targets ] && { echo '[{\"pid\":1}]'; exit 0; }\n"
+	      "[ \"$1\" = targets ] && { echo x >> \"${0%/*}/scans\"; echo '[{\"pid\":1}]'; exit 0; }\n"
 	      "case \"$2\" in --script=missing.js) echo 'isoprof: no script missing.js' >&2; exit 3;; esac\n"
 	      "for a; do [ \"$prev\" = -o ] && printf 'PROFILE' > \"$a\"; prev=$a; done\n"
 	      "exit 0\n", f);
@@ -184,6 +185,14 @@ static void test_helper(void **state)
 	assert_int_equal(n, 12);
 	assert_memory_equal(buf, "[{\"pid\":1}]\n", 12);
 	privsep_result__free(&res);
+	/* within PRIVSEP_TARGETS_TTL_MS the same scan answers: the program ran once */
+	assert_int_equal(privsep__targets(sock, NULL, NULL, &res), 0);
+	assert_true(res.fd >= 0);
+	privsep_result__free(&res);
+	snprintf(path, sizeof(path), "%s/scans", dir);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 2);
+	unlink(path);
 
 	/* the helper removed the capture directories; closing the socket stops it */
 	close(sock);

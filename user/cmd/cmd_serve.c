@@ -404,6 +404,8 @@ int cmd_serve(int argc, char **argv)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	/* the helper is our only child: its end is the daemon's */
+	sigaddset(&set, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -473,11 +475,23 @@ int cmd_serve(int argc, char **argv)
 			"parsed as uid %u, without capabilities; helper pid %d runs the captures)\n",
 			(unsigned int)getuid(), (int)helper);
 
-	do {
+	for (;;) {
+		int status;
+
 		sig = 0;
-		if (sigwait(&set, &sig))
+		if (sigwait(&set, &sig) || sig == SIGINT || sig == SIGTERM)
 			break;
-	} while (sig != SIGINT && sig != SIGTERM);
+		/* without its helper the daemon can capture nothing: stop rather than answer 500s */
+		if (sig == SIGCHLD && waitpid(helper, &status, WNOHANG) == helper) {
+			fprintf(stderr, "isoprof: the privileged helper (pid %d) %s %d: stopping\n",
+				(int)helper, WIFSIGNALED(status) ? "was killed by signal" :
+				"exited with status", WIFSIGNALED(status) ? WTERMSIG(status) :
+				WEXITSTATUS(status));
+			server__stop(srv);
+			close(ctl);
+			return 1;
+		}
+	}
 	running = server__running(srv);
 	fprintf(stderr, "isoprof serve: stopping (signal %d): cancelling %u running capture%s\n",
 		sig, running, running == 1 ? "" : "s");
