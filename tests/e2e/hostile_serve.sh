@@ -8,7 +8,9 @@
 # address; nosniff and the page's CSP; a unix-socket listener; stale
 # temporary directories of a SIGKILLed daemon are removed at the next start
 # (and nothing of another user's, nor a symlink); `record` children run
-# under the data-size limit (release build: ASan cannot run under one).
+# under the data-size limit (release build: ASan cannot run under one); a
+# daemon started as nobody says once that there is no split; a daemon whose
+# helper is killed stops.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/scripts/demo-lib.sh"
@@ -139,6 +141,7 @@ if start_serve "$ISOPROF" $PORT_KILL "$T/kill.log"; then
 	done
 	helper=$(pgrep -P "$KP" -x isoprof-priv)
 	kill -KILL "$KP" $helper
+	wait "$KP" 2>/dev/null
 	sleep 0.5
 	pkill -KILL -f -- "record --script=$ALPHA --version=latest --duration-ms=20000"
 fi
@@ -365,6 +368,30 @@ else
 	fail "release daemon" "did not start: $(cat "$T/rel.log")"
 fi
 
+# --- not started as root: no split, said once, the page and the API still answer ---------------------
+if command -v setpriv >/dev/null; then
+	chmod 711 "$T"
+	mkdir -m 777 "$T/nr"
+	TMPDIR=$T/nr setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$ISOPROF" serve --listen 127.0.0.1:$PORT_KILL 2>"$T/nonroot.log" &
+	NR=$!
+	SERVE_PIDS+=($NR)
+	for _ in $(seq 50); do
+		curl -s -o /dev/null "http://127.0.0.1:$PORT_KILL/" && break
+		sleep 0.1
+	done
+	req POST "$(profile_url "http://127.0.0.1:$PORT_KILL" "no-such-$$.js")" -d '{"duration_ms": 1000}'
+	n=$(grep -c 'not started as root: no privilege split' "$T/nonroot.log")
+	if [ "$n" = 1 ] && [ "$STATUS" = 404 ] && [ "$(status_field "$NR" CapEff)" = 0000000000000000 ]; then
+		pass "started as nobody: one line says the split is off; a capture request still reaches record (404)"
+	else
+		fail "non-root daemon" "HTTP $STATUS, $n lines: $(head -3 "$T/nonroot.log")"
+	fi
+	kill -TERM "$NR"
+	wait "$NR"
+	chmod 700 "$T"
+fi
+
 # --- the helper dies: the daemon stops instead of answering 500s ---------------------------------
 if start_serve "$ISOPROF" $PORT_KILL "$T/orphan.log"; then
 	OP=${SERVE_PIDS[-1]}
@@ -388,7 +415,7 @@ wait "$SP"
 src=$?
 [ $src -eq 0 ] && ! kill -0 "$HELPER" 2>/dev/null && pass "SIGTERM: the daemon exits 0 and its helper with it" ||
 	fail "stop" "exit $src, helper $HELPER alive? $(kill -0 "$HELPER" 2>/dev/null && echo yes)"
-for log in "$T/serve.log" "$T/tok.log" "$T/unix.log" "$T/kill.log" "$T/orphan.log"; do
+for log in "$T/serve.log" "$T/tok.log" "$T/unix.log" "$T/kill.log" "$T/orphan.log" "$T/nonroot.log"; do
 	[ -f "$log" ] || continue
 	no_sanitizer_report "$log" || { fail "sanitizers" "report in $log"; grep -A20 ERROR "$log" | head -40; }
 done
