@@ -2,10 +2,10 @@
 /*
  * daemon: capture admission and capture children for `isoprof serve`.
  *
- * Captures run as children of the daemon (its own binary, `record`): a
- * crash, a leak or a stuck inspector in one capture cannot take the daemon
- * down, and concurrency is the kernel's business.  The daemon only keeps
- * counters, pipes and temporary directories.
+ * Captures run as children of the daemon's helper (its own binary,
+ * `record`): a crash, a leak or a stuck inspector in one capture cannot
+ * take the daemon down, and concurrency is the kernel's business.  The
+ * daemon only keeps counters, pipes and temporary directories.
  */
 #include <dirent.h>
 #include <errno.h>

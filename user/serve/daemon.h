@@ -15,8 +15,9 @@
  * Thread-safe (one mutex inside).  The constructor returns NULL and sets
  * errno (EINVAL for zero limits, ENOMEM).
  *
- * Children (daemon__run_child): fork and exec a program (the daemon runs
- * its own binary: "/proc/self/exe record ..."), in its own process group,
+ * Children (daemon__run_child): fork and exec a program (the privileged
+ * helper, privsep.h, runs its own binary: "/proc/self/exe record ..."), in
+ * its own process group,
  * stdin from /dev/null, stdout and stderr through pipes, every other file
  * descriptor closed, signals unblocked and SIGPIPE at its default.  It
  * returns when the child has exited and been reaped.  Kept: the first
