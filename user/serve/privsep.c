@@ -525,7 +525,23 @@ struct job {
 	struct helper *h;
 	struct privsep_req req;
 	int fd;				/* the request's socket */
+	bool slot;			/* holds one of the helper's capture slots */
 };
+
+/*
+ * Give the capture slot back before the reply goes out: the HTTP process
+ * frees its own slot when the reply comes, and may send the next capture
+ * at once.
+ */
+static void job_release_slot(struct job *j)
+{
+	if (!j->slot)
+		return;
+	pthread_mutex_lock(&j->h->lock);
+	j->h->captures--;
+	j->slot = false;
+	pthread_mutex_unlock(&j->h->lock);
+}
 
 static void hlog(struct helper *h, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void hlog(struct helper *h, const char *fmt, ...)
@@ -614,6 +630,7 @@ static void run_capture(struct job *j)
 		err = -errno;
 		hlog(j->h, "cannot create a temporary directory in %s: %s", j->h->o->tmp_root,
 		     strerror(-err));
+		job_release_slot(j);
 		reply_failed(j->fd, err);
 		return;
 	}
@@ -626,6 +643,7 @@ static void run_capture(struct job *j)
 	if (asprintf(&version_arg, "--version=%s", r->version) < 0)
 		version_arg = NULL;
 	if (!script_arg || !version_arg) {
+		job_release_slot(j);
 		reply_failed(j->fd, -ENOMEM);
 		goto out;
 	}
@@ -641,6 +659,7 @@ static void run_capture(struct job *j)
 
 		err = daemon__run_child(&o, &ch);
 	}
+	job_release_slot(j);
 	if (err) {
 		reply_failed(j->fd, err);
 		goto out;
@@ -754,9 +773,8 @@ static void *job_main(void *arg)
 	else
 		run_targets(j);
 	close(j->fd);
+	job_release_slot(j);
 	pthread_mutex_lock(&h->lock);
-	if (j->req.op == PRIVSEP_OP_CAPTURE)
-		h->captures--;
 	h->active--;
 	pthread_cond_broadcast(&h->cond);
 	pthread_mutex_unlock(&h->lock);
@@ -801,8 +819,10 @@ static void accept_request(struct helper *h, const char *buf, ssize_t n, bool tr
 		err = -EAGAIN;
 		goto refuse;
 	}
-	if (j->req.op == PRIVSEP_OP_CAPTURE)
+	if (j->req.op == PRIVSEP_OP_CAPTURE) {
 		h->captures++;
+		j->slot = true;
+	}
 	h->active++;
 	pthread_mutex_unlock(&h->lock);
 
@@ -812,9 +832,8 @@ static void accept_request(struct helper *h, const char *buf, ssize_t n, bool tr
 	pthread_attr_destroy(&at);
 	if (!err)
 		return;
+	job_release_slot(j);
 	pthread_mutex_lock(&h->lock);
-	if (j->req.op == PRIVSEP_OP_CAPTURE)
-		h->captures--;
 	h->active--;
 	pthread_mutex_unlock(&h->lock);
 refuse:
