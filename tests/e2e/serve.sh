@@ -159,7 +159,7 @@ if [ $rc -eq 2 ] && grep -q 'token-file' "$T/nonloop.err" && ! curl -s -o /dev/n
 else
 	fail "non-loopback listen" "exit $rc: $(cat "$T/nonloop.err")"
 fi
-printf 'sekrit-%s\n' "$RANDOM$RANDOM" >"$T/token"
+head -c 24 /dev/urandom | base64 >"$T/token"
 TOKEN=$(head -1 "$T/token")
 chmod 644 "$T/token"
 "$ISOPROF" serve --listen 127.0.0.1:$PORT_TOK --token-file "$T/token" 2>"$T/tokperm.err"

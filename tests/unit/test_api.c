@@ -322,6 +322,8 @@ static void test_statuses(void **state)
 	assert_int_equal(api__status(API_E_TARGET_BUSY), 429);
 	assert_int_equal(api__status(API_E_RATE_LIMIT), 429);
 	assert_int_equal(api__status(API_E_TOO_MANY), 429);
+	assert_int_equal(api__status(API_E_AUTH_BACKOFF), 429);
+	assert_int_equal(API_E_AUTH_BACKOFF, 10053);
 	assert_int_equal(api__status(API_E_INTERNAL), 500);
 	assert_int_equal(api__status(API_E_NO_BPF), 503);
 	assert_int_equal(api__status(API_E_UNAVAILABLE), 503);

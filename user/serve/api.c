@@ -49,6 +49,7 @@ static const struct {
 	{ API_E_NO_BPF, 503 },
 	{ API_E_UNAVAILABLE, 503 },
 	{ API_E_SHUTTING_DOWN, 503 },
+	{ API_E_AUTH_BACKOFF, 429 },
 };
 
 unsigned int api__status(enum api_code code)

@@ -69,6 +69,7 @@ enum api_code {
 	API_E_NO_BPF = 10070,		/* 503: BPF cannot be loaded */
 	API_E_UNAVAILABLE = 10071,	/* 503: no inspector for a V8 profile */
 	API_E_SHUTTING_DOWN = 10072,	/* 503 */
+	API_E_AUTH_BACKOFF = 10053,	/* 429: too many wrong tokens from this client */
 };
 
 enum api_route_kind {

@@ -2,10 +2,10 @@
 /*
  * daemon: capture admission and capture children for `isoprof serve`.
  *
- * Captures run as children of the daemon (its own binary, `record`): a
- * crash, a leak or a stuck inspector in one capture cannot take the daemon
- * down, and concurrency is the kernel's business.  The daemon only keeps
- * counters, pipes and temporary directories.
+ * Captures run as children of the daemon's helper (its own binary,
+ * `record`): a crash, a leak or a stuck inspector in one capture cannot
+ * take the daemon down, and concurrency is the kernel's business.  The
+ * daemon only keeps counters, pipes and temporary directories.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -261,6 +261,12 @@ static void __attribute__((noreturn)) child_exec(const struct daemon_child_opts 
 	sigaction(SIGTERM, &sa, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	if (o->data_limit) {
+		struct rlimit rl = { .rlim_cur = o->data_limit, .rlim_max = o->data_limit };
+
+		if (setrlimit(RLIMIT_DATA, &rl))
+			_exit(127);
+	}
 	if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
 		_exit(127);
 	if (syscall(SYS_close_range, 3U, ~0U, 0U))
@@ -419,10 +425,15 @@ int daemon__remove_dir(const char *dir)
 	DIR *d;
 	int dfd, ret = 0;
 
-	d = opendir(dir);
-	if (!d)
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0)
 		return -errno;
-	dfd = dirfd(d);
+	d = fdopendir(dfd);
+	if (!d) {
+		ret = -errno;
+		close(dfd);
+		return ret;
+	}
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;

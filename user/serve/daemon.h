@@ -15,8 +15,9 @@
  * Thread-safe (one mutex inside).  The constructor returns NULL and sets
  * errno (EINVAL for zero limits, ENOMEM).
  *
- * Children (daemon__run_child): fork and exec a program (the daemon runs
- * its own binary: "/proc/self/exe record ..."), in its own process group,
+ * Children (daemon__run_child): fork and exec a program (the privileged
+ * helper, privsep.h, runs its own binary: "/proc/self/exe record ..."), in
+ * its own process group,
  * stdin from /dev/null, stdout and stderr through pipes, every other file
  * descriptor closed, signals unblocked and SIGPIPE at its default.  It
  * returns when the child has exited and been reaped.  Kept: the first
@@ -25,9 +26,12 @@
  * true (polled every 100 ms), the group gets SIGTERM, then SIGKILL 3 s
  * later, so a capture can stop V8's profilers before it exits.  Returns 0
  * and fills *res (free it with daemon_child__free()), or a negative errno
- * when the child could not be started.
+ * when the child could not be started.  With data_limit, the child gets
+ * that RLIMIT_DATA (heap and private writable mappings) before exec: a
+ * capture that would take the host's memory fails instead (ENOMEM).
  *
- * daemon__remove_dir() removes a directory and the files directly in it.
+ * daemon__remove_dir() removes a directory and the files directly in it;
+ * the directory itself is opened without following a symlink.
  */
 #ifndef ISOPROF_SERVE_DAEMON_H
 #define ISOPROF_SERVE_DAEMON_H
@@ -55,6 +59,7 @@ struct daemon_child_opts {
 	size_t err_max;
 	bool (*cancel)(void *arg);	/* NULL: never */
 	void *arg;
+	uint64_t data_limit;		/* RLIMIT_DATA of the child in bytes; 0: none */
 };
 
 struct daemon_child {

@@ -12,12 +12,14 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,35 +31,69 @@
 #include "user/record_exit.h"
 #include "user/report/web_assets.h"
 #include "user/serve/api.h"
+#include "user/serve/auth_backoff.h"
 #include "user/serve/daemon.h"
+#include "user/serve/privsep.h"
 #include "user/serve/server.h"
 
 #define BODY_MAX (16 * 1024)
-#define CHILD_ERR_MAX (64 * 1024)
-#define TARGETS_OUT_MAX (16 * 1024 * 1024)
-#define TARGETS_TIMEOUT_MS 30000
-/* past the window: symbolization, and up to 60 s for V8's heap profile to come back */
-#define CAPTURE_GRACE_MS 90000
-#define CONNECTION_LIMIT 64
-#define CONNECTION_TIMEOUT_S 120
+#define CONNECTION_LIMIT 128
+#define PER_ADDRESS_LIMIT 8
+/* no byte in or out for this long: libmicrohttpd closes the connection */
+#define CONNECTION_TIMEOUT_S 30
+/* a request's head and body, from the connection (or the previous response) on */
+#define REQUEST_DEADLINE_MS 10000
+#define REAPER_MS 250
+#define BACKOFF_ENTRIES 256
+#define MHD_LOG_PER_S 10
 #define RAW_TYPE "application/vnd.google.protobuf"
+
+/*
+ * The page's policy: its own scripts, styles and API only (the page has no
+ * inline script or style; it sets canvas sizes through the CSSOM, which a
+ * policy does not govern), no frames, no forms, no plugins.
+ */
+#define PAGE_CSP "default-src 'none'; script-src 'self'; style-src 'self'; " \
+		 "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; " \
+		 "frame-ancestors 'none'"
+#define API_CSP "default-src 'none'; frame-ancestors 'none'; sandbox"
+
+/* A connection, for the request deadline (libmicrohttpd's timeout is per byte). */
+struct conn_watch {
+	struct conn_watch *prev, *next;
+	int fd;
+	uint64_t since_ms;		/* connected, or the last response completed */
+	bool busy;			/* the request is in: it is being answered */
+	bool cut;
+};
 
 struct server {
 	struct MHD_Daemon *mhd;
 	bool has_token;
 	uint8_t token_digest[SHA256_DIGEST_LEN];
 	struct daemon_admit *admit;
-	const char *tmp_root;
-	const char *self;
+	struct auth_backoff *backoff;
+	int helper;
+	int family;
 	FILE *log;
 	atomic_bool stopping;
+
+	pthread_mutex_t watch_lock;
+	struct conn_watch *watches;
+	pthread_t reaper;
+	bool reaper_started;
+	atomic_bool reaper_stop;
+
+	pthread_mutex_t log_lock;
+	uint64_t log_second;
+	unsigned int log_lines, log_dropped;
 };
 
 struct request {
 	uint64_t start_ms;
 	char method[16];
 	char path[512];			/* escaped for the log */
-	char client[INET6_ADDRSTRLEN + 8];
+	char client[INET6_ADDRSTRLEN + 16];	/* address, or "uid:N" on a unix socket */
 	unsigned int status;
 	char note[96];			/* for the log: what a capture did */
 	bool responded;
@@ -78,6 +114,9 @@ static enum MHD_Result queue(struct MHD_Connection *conn, struct request *req,
 		return MHD_NO;
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+	MHD_add_response_header(r, "Content-Security-Policy",
+				req->route.kind == API_ROUTE_ASSET && status == 200 ? PAGE_CSP :
+										      API_CSP);
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	req->status = status;
@@ -137,7 +176,7 @@ static enum MHD_Result send_asset(struct MHD_Connection *conn, struct request *r
 	return queue(conn, req, 200, r);
 }
 
-/* ---- children ----------------------------------------------------------- */
+/* ---- the helper's answers ------------------------------------------------- */
 
 struct cancel_ctx {
 	struct server *srv;
@@ -173,7 +212,7 @@ static int client_fd(struct MHD_Connection *conn)
 
 /* A failed child as an error response: its status says which, its stderr says why. */
 static enum MHD_Result child_error(struct MHD_Connection *conn, struct request *req,
-				   const struct daemon_child *ch, const char *what)
+				   const struct privsep_result *ch, const char *what)
 {
 	char msg[API_MESSAGE_MAX], full[API_MESSAGE_MAX + 64];
 	const char *prefer;
@@ -197,41 +236,58 @@ static enum MHD_Result child_error(struct MHD_Connection *conn, struct request *
 	return send_error(conn, req, code, msg);
 }
 
+/* The helper's descriptor as the body: streamed, never read into memory here. */
+static struct MHD_Response *fd_response(int *fd)
+{
+	struct MHD_Response *r;
+	struct stat st;
+
+	if (*fd < 0 || fstat(*fd, &st) || !S_ISREG(st.st_mode) || !st.st_size)
+		return NULL;
+	/* libmicrohttpd closes the descriptor with the response */
+	r = MHD_create_response_from_fd((size_t)st.st_size, *fd);
+	if (r)
+		*fd = -1;
+	return r;
+}
+
+static enum MHD_Result helper_failed(struct MHD_Connection *conn, struct request *req,
+				     const char *what, int err)
+{
+	char msg[API_MESSAGE_MAX];
+
+	snprintf(req->note, sizeof(req->note), "%s: helper: %s", what, strerror(-err));
+	if (err == -EAGAIN)
+		return send_error_full(conn, req, API_E_TOO_MANY,
+				       "every capture slot is in use; retry later", 1, NULL);
+	snprintf(msg, sizeof(msg), "cannot run %s: %s", what, strerror(-err));
+	return send_error(conn, req, API_E_INTERNAL, msg);
+}
+
 static enum MHD_Result serve_targets(struct server *srv, struct MHD_Connection *conn,
 				     struct request *req)
 {
-	char *argv[] = { "isoprof", "targets", "--json", NULL };
 	struct cancel_ctx cc = { .srv = srv, .client_fd = -1 };
-	struct daemon_child_opts o = {
-		.path = srv->self, .argv = argv, .timeout_ms = TARGETS_TIMEOUT_MS,
-		.out_max = TARGETS_OUT_MAX, .err_max = CHILD_ERR_MAX,
-		.cancel = capture_cancelled, .arg = &cc,
-	};
-	struct daemon_child ch;
+	struct privsep_result res;
 	struct MHD_Response *r;
 	enum MHD_Result ret;
 	int err;
 
-	err = daemon__run_child(&o, &ch);
-	if (err) {
-		snprintf(req->note, sizeof(req->note), "targets: %s", strerror(-err));
-		return send_error(conn, req, API_E_INTERNAL, "cannot run isoprof targets");
-	}
-	if (!WIFEXITED(ch.wait_status) || WEXITSTATUS(ch.wait_status) || ch.out_truncated) {
-		if (ch.out_truncated)
+	err = privsep__targets(srv->helper, capture_cancelled, &cc, &res);
+	if (err)
+		return helper_failed(conn, req, "isoprof targets", err);
+	if (res.fd < 0) {
+		if (res.out_truncated)
 			ret = send_error(conn, req, API_E_INTERNAL, "the target list is too long");
 		else
-			ret = child_error(conn, req, &ch, "isoprof targets");
-		daemon_child__free(&ch);
+			ret = child_error(conn, req, &res, "isoprof targets");
+		privsep_result__free(&res);
 		return ret;
 	}
-	r = MHD_create_response_from_buffer(ch.out_len, ch.out, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		daemon_child__free(&ch);
-		return MHD_NO;
-	}
-	ch.out = NULL;
-	daemon_child__free(&ch);
+	r = fd_response(&res.fd);
+	privsep_result__free(&res);
+	if (!r)
+		return send_error(conn, req, API_E_INTERNAL, "isoprof targets wrote nothing");
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
 	return queue(conn, req, 200, r);
@@ -244,31 +300,18 @@ struct capture_req {
 	struct api_profile_req p;
 	bool raw;			/* the client asked for uncompressed protobuf */
 	int slot;			/* daemon_admit's, or -1 */
-	char dir[PATH_MAX];		/* private to this capture; "" until made */
-	char file[PATH_MAX + 16];	/* the profile record writes there */
 };
 
 static enum MHD_Result serve_profile_file(struct MHD_Connection *conn, struct request *req,
-					  const struct capture_req *cr)
+					  const struct capture_req *cr, int *fd)
 {
 	char disp[128], part[64];
 	struct MHD_Response *r;
-	struct stat st;
-	int fd;
 
-	fd = open(cr->file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode) || !st.st_size) {
-		if (fd >= 0)
-			close(fd);
+	r = fd_response(fd);
+	if (!r)
 		return send_error(conn, req, API_E_INTERNAL,
 				  "record exited 0 but wrote no profile");
-	}
-	/* libmicrohttpd closes fd with the response */
-	r = MHD_create_response_from_fd((size_t)st.st_size, fd);
-	if (!r) {
-		close(fd);
-		return MHD_NO;
-	}
 	fileio__name_part(req->route.script, part, sizeof(part));
 	snprintf(disp, sizeof(disp), "attachment; filename=\"%s-%s%s\"", part,
 		 cr->p.type == API_PROFILE_HEAP ? "heap" : "cpu", cr->raw ? ".pb" : ".pb.gz");
@@ -309,46 +352,10 @@ static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn,
 	}
 }
 
-/* `isoprof record` for the route's script and version into cr->file: 0 or -errno. */
-static int run_record(struct server *srv, const struct request *req, struct capture_req *cr,
-		      struct cancel_ctx *cc, struct daemon_child *ch)
-{
-	char *script_arg = NULL, *version_arg = NULL, dur_arg[32], type_arg[16];
-	int err;
-
-	if (asprintf(&script_arg, "--script=%s", req->route.script) < 0)
-		script_arg = NULL;
-	if (asprintf(&version_arg, "--version=%s", req->route.version) < 0)
-		version_arg = NULL;
-	if (!script_arg || !version_arg) {
-		free(script_arg);
-		free(version_arg);
-		return -ENOMEM;
-	}
-	snprintf(dur_arg, sizeof(dur_arg), "--duration-ms=%ld", cr->p.duration_ms);
-	snprintf(type_arg, sizeof(type_arg), "--type=%s",
-		 cr->p.type == API_PROFILE_HEAP ? "heap" : "cpu");
-	{
-		char *argv[] = { "isoprof", "record", script_arg, version_arg, dur_arg, type_arg,
-				 "-q", "-o", cr->file, cr->raw ? "--raw" : NULL, NULL };
-		struct daemon_child_opts o = {
-			.path = srv->self, .argv = argv,
-			.timeout_ms = (uint64_t)cr->p.duration_ms + CAPTURE_GRACE_MS,
-			.out_max = CHILD_ERR_MAX, .err_max = CHILD_ERR_MAX,
-			.cancel = capture_cancelled, .arg = cc,
-		};
-
-		err = daemon__run_child(&o, ch);
-	}
-	free(script_arg);
-	free(version_arg);
-	return err;
-}
-
 /* What the finished child means for the client. */
 static enum MHD_Result capture_response(struct MHD_Connection *conn, struct request *req,
 					const struct capture_req *cr, const struct cancel_ctx *cc,
-					const struct daemon_child *ch)
+					struct privsep_result *ch)
 {
 	int st = WIFEXITED(ch->wait_status) ? WEXITSTATUS(ch->wait_status) :
 					      -WTERMSIG(ch->wait_status);
@@ -367,7 +374,7 @@ static enum MHD_Result capture_response(struct MHD_Connection *conn, struct requ
 	if (ch->timed_out)
 		return send_error(conn, req, API_E_INTERNAL, "record did not finish in time");
 	if (st == RECORD_EXIT_OK)
-		return serve_profile_file(conn, req, cr);
+		return serve_profile_file(conn, req, cr, &ch->fd);
 	return child_error(conn, req, ch, "record");
 }
 
@@ -376,8 +383,9 @@ static enum MHD_Result serve_profile(struct server *srv, struct MHD_Connection *
 {
 	struct cancel_ctx cc = { .srv = srv, .client_fd = client_fd(conn) };
 	struct capture_req cr = { .slot = -1 };
+	struct privsep_capture pc;
+	struct privsep_result ch;
 	char msg[API_MESSAGE_MAX];
-	struct daemon_child ch;
 	enum api_code code;
 	enum MHD_Result ret;
 	const char *accept;
@@ -396,28 +404,18 @@ static enum MHD_Result serve_profile(struct server *srv, struct MHD_Connection *
 	ret = admit(srv, conn, req, &cr, &admitted);
 	if (!admitted)
 		return ret;
-	snprintf(cr.dir, sizeof(cr.dir), "%s/isoprof-serve.XXXXXX", srv->tmp_root);
-	if (!mkdtemp(cr.dir)) {
-		snprintf(msg, sizeof(msg), "cannot create a temporary directory in %s: %s",
-			 srv->tmp_root, strerror(errno));
-		cr.dir[0] = '\0';
-		ret = send_error(conn, req, API_E_INTERNAL, msg);
-		goto out;
-	}
-	snprintf(cr.file, sizeof(cr.file), "%s/profile%s", cr.dir, cr.raw ? ".pb" : ".pb.gz");
-	err = run_record(srv, req, &cr, &cc, &ch);
+	pc = (struct privsep_capture){
+		.script = req->route.script, .version = req->route.version,
+		.duration_ms = cr.p.duration_ms, .type = cr.p.type, .raw = cr.raw,
+	};
+	err = privsep__capture(srv->helper, &pc, capture_cancelled, &cc, &ch);
 	if (err) {
-		snprintf(msg, sizeof(msg), "cannot start record: %s", strerror(-err));
-		ret = send_error(conn, req, API_E_INTERNAL, msg);
+		ret = helper_failed(conn, req, "record", err);
 	} else {
 		ret = capture_response(conn, req, &cr, &cc, &ch);
-		daemon_child__free(&ch);
+		privsep_result__free(&ch);
 	}
-out:
 	daemon_admit__release(srv->admit, cr.slot);
-	/* the response holds its own descriptor: the directory can go now */
-	if (cr.dir[0])
-		daemon__remove_dir(cr.dir);
 	return ret;
 }
 
@@ -460,6 +458,17 @@ static struct request *new_request(struct MHD_Connection *conn, const char *url,
 	else if (ci && ci->client_addr && ci->client_addr->sa_family == AF_INET6)
 		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)ci->client_addr)->sin6_addr,
 			  req->client, sizeof(req->client));
+	if (!req->client[0]) {
+		/* a unix socket: the peer's uid names the client (and its failed tokens) */
+		struct ucred cred;
+		socklen_t len = sizeof(cred);
+		int fd = client_fd(conn);
+
+		if (fd >= 0 && !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
+			snprintf(req->client, sizeof(req->client), "uid:%u", (unsigned int)cred.uid);
+		else
+			snprintf(req->client, sizeof(req->client), "unix");
+	}
 	return req;
 }
 
@@ -486,14 +495,26 @@ static enum MHD_Result start_request(struct server *srv, struct MHD_Connection *
 	public = ret != -ENOENT && (req->route.kind == API_ROUTE_ASSET ||
 				    req->route.kind == API_ROUTE_NO_CONTENT);
 	if (srv->has_token && !public) {
+		uint64_t now = monotime_ms();
+		unsigned int wait = auth_backoff__check(srv->backoff, req->client, now);
+
+		/* a client that keeps guessing learns nothing more until its delay is over */
+		if (wait) {
+			snprintf(req->note, sizeof(req->note), "auth backoff %u s", wait);
+			return send_error_full(conn, req, API_E_AUTH_BACKOFF,
+					       "too many wrong tokens from this client; retry later",
+					       wait, NULL);
+		}
 		auth = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 		switch (api__check_bearer(auth, srv->token_digest)) {
 		case 0:
+			auth_backoff__success(srv->backoff, req->client);
 			break;
 		case -ENOENT:
 			return send_error(conn, req, API_E_NO_TOKEN,
 					  "missing 'Authorization: Bearer TOKEN'");
 		default:
+			auth_backoff__fail(srv->backoff, req->client, now);
 			return send_error(conn, req, API_E_BAD_TOKEN, "wrong token");
 		}
 	}
@@ -548,6 +569,27 @@ static enum MHD_Result take_body(struct request *req, const char *data, size_t n
 	return MHD_YES;
 }
 
+static struct conn_watch *watch_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	return ci ? ci->socket_context : NULL;
+}
+
+/* The request is in: its answer may take as long as a capture does. */
+static void watch_busy(struct server *srv, struct MHD_Connection *conn, bool busy)
+{
+	struct conn_watch *w = watch_of(conn);
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&srv->watch_lock);
+	w->busy = busy;
+	w->since_ms = monotime_ms();
+	pthread_mutex_unlock(&srv->watch_lock);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
 			      const char *method, const char *version, const char *upload_data,
 			      size_t *upload_data_size, void **con_cls)
@@ -562,7 +604,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		if (!req)
 			return MHD_NO;
 		*con_cls = req;
-		return start_request(srv, conn, req, url, method);
+		/* a GET is in once its head is; a POST once its body is (below) */
+		if (strcmp(method, "POST"))
+			watch_busy(srv, conn, true);
+		ret = start_request(srv, conn, req, url, method);
+		if (req->responded)
+			watch_busy(srv, conn, true);
+		return ret;
 	}
 	if (req->responded)
 		return MHD_YES;
@@ -571,6 +619,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		*upload_data_size = 0;
 		return ret;
 	}
+	watch_busy(srv, conn, true);
 	return serve_profile(srv, conn, req);
 }
 
@@ -580,7 +629,8 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	struct server *srv = cls;
 	struct request *req = *con_cls;
 
-	(void)conn;
+	/* the next request on this connection has its own deadline */
+	watch_busy(srv, conn, false);
 	if (!req)
 		return;
 	/* one line per request; never a header, so never the token */
@@ -603,12 +653,30 @@ static size_t keep_escaped(void *cls, struct MHD_Connection *conn, char *s)
 	return strlen(s);
 }
 
+/* libmicrohttpd logs a line per refused connection: a flood must not flood the log */
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct server *srv = cls;
+	uint64_t sec = monotime_ms() / 1000;
+	unsigned int dropped = 0;
 	char line[512];
 	size_t n;
 
+	pthread_mutex_lock(&srv->log_lock);
+	if (sec != srv->log_second) {
+		dropped = srv->log_dropped;
+		srv->log_second = sec;
+		srv->log_lines = srv->log_dropped = 0;
+	}
+	if (srv->log_lines >= MHD_LOG_PER_S) {
+		srv->log_dropped++;
+		pthread_mutex_unlock(&srv->log_lock);
+		return;
+	}
+	srv->log_lines++;
+	pthread_mutex_unlock(&srv->log_lock);
+	if (dropped)
+		fprintf(srv->log, "isoprof serve: libmicrohttpd: (%u lines left out)\n", dropped);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	n = strlen(line);
 	while (n && line[n - 1] == '\n')
@@ -616,7 +684,92 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	fprintf(srv->log, "isoprof serve: libmicrohttpd: %s\n", line);
 }
 
+/* ---- the request deadline ----------------------------------------------- */
+
+static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			      enum MHD_ConnectionNotificationCode toe)
+{
+	struct server *srv = cls;
+	struct conn_watch *w;
+
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		w = calloc(1, sizeof(*w));
+		*socket_context = w;
+		if (!w)
+			return;
+		w->fd = client_fd(conn);
+		w->since_ms = monotime_ms();
+		pthread_mutex_lock(&srv->watch_lock);
+		w->next = srv->watches;
+		if (w->next)
+			w->next->prev = w;
+		srv->watches = w;
+		pthread_mutex_unlock(&srv->watch_lock);
+		return;
+	}
+	/* libmicrohttpd closes the descriptor after this: the reaper never sees it again */
+	w = *socket_context;
+	if (!w)
+		return;
+	pthread_mutex_lock(&srv->watch_lock);
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		srv->watches = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	pthread_mutex_unlock(&srv->watch_lock);
+	free(w);
+	*socket_context = NULL;
+}
+
+/*
+ * libmicrohttpd's timeout restarts with every byte, so a client that sends
+ * a byte every few seconds would hold its connection (and its thread)
+ * forever.  A request gets REQUEST_DEADLINE_MS to arrive whole; then its
+ * socket is shut down, which wakes its thread to close it.
+ */
+static void *reaper_main(void *arg)
+{
+	struct server *srv = arg;
+
+	while (!atomic_load(&srv->reaper_stop)) {
+		uint64_t now = monotime_ms();
+		unsigned int cut = 0;
+
+		pthread_mutex_lock(&srv->watch_lock);
+		for (struct conn_watch *w = srv->watches; w; w = w->next) {
+			if (w->busy || w->cut || w->fd < 0 || now < w->since_ms ||
+			    now - w->since_ms < REQUEST_DEADLINE_MS)
+				continue;
+			shutdown(w->fd, SHUT_RDWR);
+			w->cut = true;
+			cut++;
+		}
+		pthread_mutex_unlock(&srv->watch_lock);
+		if (cut)
+			fprintf(srv->log, "isoprof serve: closed %u connection%s that sent no whole "
+				"request in %d s\n", cut, cut == 1 ? "" : "s",
+				REQUEST_DEADLINE_MS / 1000);
+		usleep(REAPER_MS * 1000);
+	}
+	return NULL;
+}
+
 /* ---- the server --------------------------------------------------------- */
+
+static void server__free(struct server *srv)
+{
+	if (srv->reaper_started) {
+		atomic_store(&srv->reaper_stop, true);
+		pthread_join(srv->reaper, NULL);
+	}
+	daemon_admit__free(srv->admit);
+	auth_backoff__free(srv->backoff);
+	pthread_mutex_destroy(&srv->watch_lock);
+	pthread_mutex_destroy(&srv->log_lock);
+	free(srv);
+}
 
 struct server *server__start(const struct server_opts *o)
 {
@@ -630,38 +783,50 @@ struct server *server__start(const struct server_opts *o)
 		srv->has_token = true;
 		memcpy(srv->token_digest, o->token_digest, SHA256_DIGEST_LEN);
 	}
-	srv->tmp_root = o->tmp_root;
-	srv->self = o->self;
+	srv->helper = o->helper;
+	srv->family = o->family;
 	srv->log = o->log ? o->log : stderr;
 	atomic_init(&srv->stopping, false);
+	atomic_init(&srv->reaper_stop, false);
+	pthread_mutex_init(&srv->watch_lock, NULL);
+	pthread_mutex_init(&srv->log_lock, NULL);
 	srv->admit = daemon_admit__new(o->max_captures, o->rate_burst, o->rate_window_s);
-	if (!srv->admit) {
-		err = errno;
-		free(srv);
+	srv->backoff = auth_backoff__new(BACKOFF_ENTRIES);
+	if (!srv->admit || !srv->backoff)
+		goto fail;
+	err = pthread_create(&srv->reaper, NULL, reaper_main, srv);
+	if (err) {
 		errno = err;
-		return NULL;
+		goto fail;
 	}
+	srv->reaper_started = true;
 	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
 		MHD_USE_ERROR_LOG;
-	if (o->addr->sa_family == AF_INET6)
+	if (o->family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	errno = 0;
+	/*
+	 * The per-address limit does not apply to a unix socket (no address):
+	 * there the socket file's permissions say who may connect.
+	 */
 	srv->mhd = MHD_start_daemon(flags, 0, NULL, NULL, handle, srv,
 				    MHD_OPTION_EXTERNAL_LOGGER, mhd_log, srv,
-				    MHD_OPTION_SOCK_ADDR, o->addr,
+				    MHD_OPTION_LISTEN_SOCKET, o->listen_fd,
 				    MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
+				    MHD_OPTION_NOTIFY_CONNECTION, notify_connection, srv,
 				    MHD_OPTION_UNESCAPE_CALLBACK, keep_escaped, NULL,
 				    MHD_OPTION_CONNECTION_LIMIT, (unsigned int)CONNECTION_LIMIT,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)PER_ADDRESS_LIMIT,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)CONNECTION_TIMEOUT_S,
 				    MHD_OPTION_END);
-	if (!srv->mhd) {
-		err = errno;
-		daemon_admit__free(srv->admit);
-		free(srv);
-		errno = err;
-		return NULL;
-	}
+	if (!srv->mhd)
+		goto fail;
 	return srv;
+fail:
+	err = errno;
+	server__free(srv);
+	errno = err;
+	return NULL;
 }
 
 unsigned int server__running(struct server *srv)
@@ -674,8 +839,7 @@ void server__stop(struct server *srv)
 	if (!srv)
 		return;
 	atomic_store(&srv->stopping, true);
-	/* joins the connection threads, which stop their children and clean up first */
+	/* joins the connection threads, which have the helper stop their children first */
 	MHD_stop_daemon(srv->mhd);
-	daemon_admit__free(srv->admit);
-	free(srv);
+	server__free(srv);
 }

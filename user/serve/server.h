@@ -2,23 +2,35 @@
 /*
  * server: the HTTP side of `isoprof serve` (SPEC §9, docs/daemon.md) over
  * libmicrohttpd: routing (api.h), the token and browser checks, the page's
- * files (web_assets.h), and captures, each a child `isoprof record` in a
- * private temporary directory (daemon.h) whose exit status becomes the
- * response (api__record_exit_code()).  The server itself never loads BPF.
+ * files (web_assets.h), and captures and the target list, which it asks
+ * the privileged helper for (privsep.h) and streams from the descriptor
+ * the helper sends back; a capture's exit status becomes the response
+ * (api__record_exit_code()).  The server never loads BPF, never runs a
+ * child and needs no privilege: when the daemon starts as root, it runs
+ * as an unprivileged user.
  *
  * A thread per connection: a capture holds its connection's thread for up
  * to the window plus a grace period while the others carry on.  The
  * threads inherit the caller's signal mask: block the signals the program
  * waits for (SIGINT, SIGTERM) and ignore SIGPIPE before server__start().
  *
- * server__start() listens and returns, or returns NULL with errno set (0
- * when libmicrohttpd did not say why) and nothing running.  server__stop() refuses new requests (503), cancels
- * the running captures (their children get SIGTERM, then SIGKILL), waits
- * for every connection thread, and frees the server.
+ * Bounds on clients: CONNECTION_LIMIT connections, PER_ADDRESS_LIMIT per
+ * address (TCP only), a request must arrive whole within
+ * REQUEST_DEADLINE_MS of its connection (or of the previous response), a
+ * connection silent for CONNECTION_TIMEOUT_S is closed, and wrong tokens
+ * are backed off per client (auth_backoff.h).
+ *
+ * server__start() serves listen_fd (bound and listening; the server owns
+ * it from then on) and returns, or returns NULL with errno set (0 when
+ * libmicrohttpd did not say why) and nothing running.  server__stop()
+ * refuses new requests (503), cancels the running captures (the helper
+ * stops their children), waits for every connection thread, and frees the
+ * server.
  *
  * The server writes its log to opts->log: one line per request
  * ("isoprof serve: CLIENT METHOD PATH STATUS N ms (what a capture did)"),
- * never a header (so never the token), and libmicrohttpd's own errors.
+ * never a header (so never the token), and libmicrohttpd's own errors (at
+ * most MHD_LOG_PER_S lines a second).
  */
 #ifndef ISOPROF_SERVE_SERVER_H
 #define ISOPROF_SERVE_SERVER_H
@@ -30,8 +42,8 @@
 #include "lib/sha256.h"
 
 struct server_opts {
-	const struct sockaddr *addr;	/* where to listen: AF_INET or AF_INET6 */
-	socklen_t addrlen;
+	int listen_fd;			/* bound and listening */
+	int family;			/* AF_INET, AF_INET6 or AF_UNIX */
 	/*
 	 * SHA-256 of the bearer token every API request must carry, or NULL:
 	 * no token, and requests whose Host or Origin is not this loopback
@@ -41,8 +53,7 @@ struct server_opts {
 	unsigned int max_captures;	/* daemon_admit__new()'s limits */
 	unsigned int rate_burst;
 	unsigned int rate_window_s;
-	const char *tmp_root;		/* where captures get their directories */
-	const char *self;		/* the isoprof executable the children run */
+	int helper;			/* the control socket (privsep__start()) */
 	FILE *log;
 };
 
