@@ -314,6 +314,11 @@ static size_t unescape(const char *in, size_t n, char *out, enum esc_mode mode)
 	return o;
 }
 
+size_t v8log__unescape_string(const char *in, size_t n, char *out)
+{
+	return unescape(in, n, out, ESC_STRING);
+}
+
 /*
  * Decode a field into the scratch buffer after a copy of prefix[0..plen)
  * (nothing when plen is 0), NUL-terminated; *len counts both.  NULL on
