@@ -142,11 +142,11 @@ for n in $NS; do
 	scale_start "$n" || { scale_stop; continue; }
 	read -r st wm <"$WORK/up"
 	read -r logmb maplines mapmb < <(sizes "$WORK/w$n" "$SPID")
-	R[$n,start]=$st R[$n,warm]=$wm R[$n,logs]=$logmb R[$n,lines]=$maplines R[$n,map]=$mapmb
+	R[$n,up]="$st s / $wm s" R[$n,logs]=$logmb R[$n,map]="$maplines lines, $mapmb MB"
 	load_start 3600 "http://127.0.0.1:$BASE/" "http://127.0.0.1:$((BASE + 1))/"
 	sleep 1
-	unset arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst tms trss tok bms brss bok
-	declare -a arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst tms trss tok bms brss bok
+	unset arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok bms brss bok
+	declare -a arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok bms brss bok
 	for r in $(seq "$RUNS"); do
 		mapfile -t L < <(isoprof_run)
 		read -r a s p <<<"${L[0]}"
@@ -156,13 +156,14 @@ for n in $NS; do
 		read -r f <<<"${L[0]}"
 		read -r ps prr psr <<<"${L[1]}"
 		pfirst+=("$f") pscr+=("$ps") prrss+=("$prr") psrss+=("$psr")
-		rfirst+=("$(ratio "$f" "$s" %.2f)") rpost+=("$(ratio "$ps" "$p" %.2f)")
+		rfirst+=("$(ratio "$f" "$s" %.2f)") rarm+=("$(ratio "$f" "$a" %.2f)") rpost+=("$(ratio "$ps" "$p" %.2f)")
 		rrss+=("$(ratio "$psr" "$m" %.2f)")
 		read -r t tr ok < <(targets_run "$ISOPROF" "$n")
 		tms+=("$t") trss+=("$tr") tok+=("$ok")
 		if [ -n "${ISOPROF_BEFORE:-}" ]; then
-			read -r t tr ok < <(targets_run "$ISOPROF_BEFORE" "$n")
-			bms+=("$t") brss+=("$tr") bok+=("$ok")
+			read -r bt btr bk < <(targets_run "$ISOPROF_BEFORE" "$n")
+			bms+=("$bt") brss+=("$btr") bok+=("$bk")
+			note "scale: targets before: $bt ms, $btr MB, $bk/$n complete"
 		fi
 		note "scale: $n isolates, round $r/$RUNS: record armed $a ms, symbols $s ms, post $p ms, $m MB;" \
 			"perf first sample $f ms, script $ps ms, $psr MB; targets $t ms, $tr MB, $ok/$n complete"
@@ -174,7 +175,7 @@ for n in $NS; do
 	R[$n,rss]=$(cell "${rss[@]}") R[$n,prof]=$(med "${prof[@]}")
 	R[$n,pfirst]=$(cell "${pfirst[@]}") R[$n,pscr]=$(cell "${pscr[@]}")
 	R[$n,prrss]=$(cell "${prrss[@]}") R[$n,psrss]=$(cell "${psrss[@]}")
-	R[$n,rfirst]=$(med "${rfirst[@]}") R[$n,rpost]=$(med "${rpost[@]}") R[$n,rrss]=$(med "${rrss[@]}")
+	R[$n,rfirst]=$(med "${rfirst[@]}") R[$n,rarm]=$(med "${rarm[@]}") R[$n,rpost]=$(med "${rpost[@]}") R[$n,rrss]=$(med "${rrss[@]}")
 	R[$n,tms]=$(cell "${tms[@]}") R[$n,trss]=$(cell "${trss[@]}") R[$n,tok]=$(echo "${tok[@]}" | tr ' ' '\n' | sort -g | head -1)
 	if [ -n "${ISOPROF_BEFORE:-}" ]; then
 		R[$n,bms]=$(cell "${bms[@]}") R[$n,brss]=$(cell "${brss[@]}")
@@ -206,11 +207,11 @@ row() {
 }
 echo "$hdr"
 echo "$sep"
-row "workerd: start-up s / warm-up s (every worker's GET /warm)" start warm none
+row "workerd: start-up / warm-up (a GET /warm per worker)" up none none
 row "code logs on disk, MB" logs none none
-row "perf map: lines / MB" lines map none
-row "record: armed after launch, ms · perf record: first sample, ms" arm pfirst none
-row "record: symbol tables loaded, ms (ratio: perf's first sample / this)" sym none rfirst
+row "perf map" map none none
+row "start-up, ms: record armed · perf record's first sample" arm pfirst rarm
+row "start-up, ms: record's symbol tables loaded · perf record's first sample" sym pfirst rfirst
 row "post-processing, ms (record's own · perf script)" post pscr rpost
 row "peak RSS, MB (record · perf script)" rss psrss rrss
 row "perf record: peak RSS, MB" none prrss none

@@ -13,6 +13,11 @@
  * (isoprof targets keeps the user scripts' sources, which the version id
  * hashes): memory grows with the scripts kept, not with the log.
  *
+ * A scan object used for several files (the code logs of one process)
+ * remembers the sources it did not keep, up to 64 of them and 8 MB, with
+ * their hash: a source of the same name and the same bytes (memcmp) is not
+ * hashed again.  The runtime's own scripts are the same in every isolate.
+ *
  * Same rules as v8log: a later script-source of the same id replaces the
  * name and source, a script-details with a name renames.  A script whose
  * source was dropped and that a later line renames into one keep_source()
@@ -48,6 +53,7 @@ struct v8log_scan_stats {
 	uint64_t bytes;		/* bytes of the file read */
 	size_t malformed;	/* script or version lines that did not parse, long lines */
 	size_t rescans;		/* whole-file reads again (see above) */
+	size_t memo_hits;	/* sources not hashed again (see above) */
 };
 
 /* Whether the decoded source of a script named name is kept. */

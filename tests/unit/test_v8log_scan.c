@@ -211,6 +211,43 @@ static void test_file(void **state)
 	v8log_scan__free(scan);
 }
 
+/* A source seen before (same name, same bytes) is not hashed again; another is. */
+static void test_memo(void **state)
+{
+	static const char second[] =
+		"script-source,9,workerd:per-isolate/main,'use strict';\\nx\\x2Cy\n"
+		"script-source,10,workerd:per-isolate/other,'use strict';\\nx\\x2Cy\n"
+		"script-source,11,main.js,function main() { return 2; }\n"
+		"script-source,12,workerd:per-isolate/main,'use strict';\\nx\\x2Cz\n";
+	struct v8log_scan *scan = v8log_scan__new(isolate__keep_source, NULL);
+	struct v8log *log = v8log__new(NULL, NULL, NULL);
+	struct v8log_scan_stats st;
+	char path[128];
+	size_t i;
+
+	(void)state;
+	assert_non_null(scan);
+	assert_non_null(log);
+	snprintf(path, sizeof(path), "%s/isolate-0x3000-79-v8.log", tmpdir);
+	write_str(path, log_text);
+	assert_int_equal(v8log_scan__file(scan, path, NULL, NULL), 0);
+	v8log_scan__stats(scan, &st);
+	assert_int_equal(st.rescans, 1);	/* its second pass found all it had hashed */
+	assert_int_equal(st.memo_hits, 3);
+	write_str(path, second);
+	assert_int_equal(v8log_scan__file(scan, path, NULL, NULL), 0);
+	v8log_scan__stats(scan, &st);
+	/* only id 9: 10 has another name, 11 is kept (user), 12 other bytes */
+	assert_int_equal(st.memo_hits, 1);
+	assert_true(v8log__parse_buf(log, second, strlen(second)) >= 0);
+	assert_int_equal(v8log_scan__count(scan), 4);
+	for (i = 0; i < 4; i++)
+		assert_string_equal(v8log_scan__at(scan, i)->sha256_hex,
+				    v8log__script_at(log, i)->sha256_hex);
+	v8log__free(log);
+	v8log_scan__free(scan);
+}
+
 /* The registry from a scan: the same isolate as from the full log. */
 static void test_registry_same_version(void **state)
 {
@@ -266,6 +303,7 @@ int main(void)
 		cmocka_unit_test(test_keep_and_rescan),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_file),
+		cmocka_unit_test(test_memo),
 		cmocka_unit_test(test_registry_same_version),
 	};
 

@@ -183,11 +183,12 @@ static int sample_activity(const struct discover_list *list, long ms, struct act
 /*
  * One code log, scanned for its scripts (v8log_scan.h: no code index, only
  * the user scripts' sources kept, for the version id) and its isolate
- * entered in the registry from that scan.  One at a time: a host with a
- * thousand isolates is listed in the memory of one log's scripts.
+ * entered in the registry from that scan.  One at a time, through one scan
+ * object per process (which hashes the runtime's own scripts once): a host
+ * with a thousand isolates is listed in the memory of one log's scripts.
  */
 struct log_view {
-	struct v8log_scan *scan;	/* NULL when it could not be read */
+	struct v8log_scan *scan;	/* the process's scan; NULL when the log was not read */
 	int err;			/* why not; -EFBIG: larger than LOG_READ_MAX */
 	const struct isolate_info *info;	/* NULL when unknown */
 };
@@ -203,15 +204,15 @@ static bool script_is_internal(const char *name)
 	return !isolate__is_user_script(name);
 }
 
-static void free_log(struct log_view *v)
+/* A scan for the logs of one process; NULL: ENOMEM. */
+static struct v8log_scan *new_scan(void)
 {
-	v8log_scan__free(v->scan);
-	v->scan = NULL;
+	return v8log_scan__new(isolate__keep_source, NULL);
 }
 
-/* Scan p's i-th code log into v.  -ENOMEM only: other errors are v->err. */
+/* Scan p's i-th code log with scan into v.  -ENOMEM only: other errors are v->err. */
 static int read_log(struct isolate_registry *reg, const struct discover_proc *p, size_t i,
-		    struct log_view *v)
+		    struct v8log_scan *scan, struct log_view *v)
 {
 	struct safe_open_opts own;
 	int err;
@@ -221,22 +222,16 @@ static int read_log(struct isolate_registry *reg, const struct discover_proc *p,
 		v->err = -EFBIG;
 		return 0;
 	}
-	v->scan = v8log_scan__new(isolate__keep_source, NULL);
-	if (!v->scan)
-		return -ENOMEM;
 	discover_proc__file_opts(p, &own);
-	err = v8log_scan__file(v->scan, p->logs[i].path, &own, NULL);
+	err = v8log_scan__file(scan, p->logs[i].path, &own, NULL);
 	if (err) {
-		v8log_scan__free(v->scan);
-		v->scan = NULL;
 		v->err = err;
 		return err == -ENOMEM ? err : 0;
 	}
-	err = isolate_registry__add_scan(reg, p->pid, p->logs[i].path, v->scan);
-	if (err == -ENOMEM) {
-		free_log(v);
+	err = isolate_registry__add_scan(reg, p->pid, p->logs[i].path, scan);
+	if (err == -ENOMEM)
 		return err;
-	}
+	v->scan = scan;
 	v->info = err ? NULL : isolate_registry__find(reg, p->pid, p->logs[i].isolate);
 	return 0;
 }
@@ -385,8 +380,9 @@ static struct json_object *json_code_log(struct json_writer *w, const struct dis
 static struct json_object *json_proc(struct json_writer *w, const struct discover_proc *p,
 				     struct isolate_registry *reg)
 {
-	struct log_view view;
 	struct json_object *o = json_object_new_object(), *perf_map, *logs, *listening;
+	struct v8log_scan *scan = p->nr_logs ? new_scan() : NULL;
+	struct log_view view;
 
 	put(w, o, "pid", json_object_new_int(p->pid), false);
 	put(w, o, "nspid", json_object_new_int(p->nspid), false);
@@ -405,14 +401,16 @@ static struct json_object *json_proc(struct json_writer *w, const struct discove
 
 	logs = json_object_new_array();
 	put(w, o, "code_logs", logs, false);
+	if (p->nr_logs && !scan)
+		w->err = -ENOMEM;
 	for (size_t i = 0; logs && i < p->nr_logs && !w->err; i++) {
-		if (read_log(reg, p, i, &view)) {
+		if (read_log(reg, p, i, scan, &view)) {
 			w->err = -ENOMEM;
 			break;
 		}
 		push(w, logs, json_code_log(w, p, i, &view));
-		free_log(&view);
 	}
+	v8log_scan__free(scan);
 
 	listening = json_object_new_array();
 	put(w, o, "listening", listening, false);
@@ -483,6 +481,7 @@ static void print_log_scripts(FILE *out, const struct log_view *v)
 static int print_table(FILE *out, const struct discover_list *list, struct isolate_registry *reg)
 {
 	char runtime[96], build_id[BUILD_ID_SHORT + 1], when[32];
+	struct v8log_scan *scan;
 	struct log_view view;
 	size_t i, j;
 
@@ -497,11 +496,16 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 		fprintf(out, "%-8d %-24s %-12s %-8s %-4zu %-22s %s\n", p->pid, runtime, build_id,
 			p->perf_map_exists ? "yes" : "no", p->nr_logs,
 			p->inspector ? esc(p->inspector) : "-", esc(p->comm));
+		scan = p->nr_logs ? new_scan() : NULL;
+		if (p->nr_logs && !scan)
+			return -ENOMEM;
 		for (j = 0; j < p->nr_logs; j++) {
 			const struct isolate_info *info;
 
-			if (read_log(reg, p, j, &view))
+			if (read_log(reg, p, j, scan, &view)) {
+				v8log_scan__free(scan);
 				return -ENOMEM;
+			}
 			info = view.info;
 
 			fprintf(out, "    isolate 0x%" PRIx64 "  %s  version %s  created %s",
@@ -515,8 +519,8 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 			fprintf(out, "        log %s%s\n", esc(p->logs[j].path),
 				p->logs[j].open ? "" : "  (closed)");
 			print_log_scripts(out, &view);
-			free_log(&view);
 		}
+		v8log_scan__free(scan);
 		if (!p->tls.supported)
 			fprintf(out, "    current isolate: %s\n", esc(p->tls.why_unsupported));
 	}
