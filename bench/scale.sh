@@ -118,16 +118,19 @@ console.log(t[0].code_logs.filter((l) => l.version && l.version !== "unknown" &&
 	(l.version_full || "").length === 64 && (l.scripts || []).some((s) =>
 		!s.internal && /^w[0-9]+\.js$/.test(s.name) && s.sha256)).length);'
 
-# targets_run BINARY N: "MS RSS_MB COMPLETE" (COMPLETE: isolates listed with a
-# user script and a version id, of N)
+# targets_run BINARY N: "MS RSS_MB COMPLETE CPU_MS" (COMPLETE: isolates listed
+# with a user script and a version id, of N; CPU_MS: user + system time, what
+# the busy machine's wall time hides)
 targets_run() {
 	local t0 t1
 	t0=$(now_s)
-	/usr/bin/time -f '%M' -o "$WORK/time.tg" "$1" targets --json --pid "$SPID" \
+	/usr/bin/time -f '%M %U %S' -o "$WORK/time.tg" "$1" targets --json --pid "$SPID" \
 		>"$WORK/targets.json" 2>"$WORK/targets.err"
 	t1=$(now_s)
-	echo "$(calc "($t1 - $t0) * 1e3" %.0f) $(calc "$(tail -1 "$WORK/time.tg") / 1024" %.1f)" \
-		"$(node -e "$COMPLETE_JS" "$WORK/targets.json" 2>/dev/null || echo 0)"
+	read -r kb us ss < <(tail -1 "$WORK/time.tg")
+	echo "$(calc "($t1 - $t0) * 1e3" %.0f) $(calc "$kb / 1024" %.1f)" \
+		"$(node -e "$COMPLETE_JS" "$WORK/targets.json" 2>/dev/null || echo 0)" \
+		"$(calc "($us + $ss) * 1e3" %.0f)"
 	rm -f "$WORK/targets.json"
 }
 
@@ -145,8 +148,8 @@ for n in $NS; do
 	R[$n,up]="$st s / $wm s" R[$n,logs]=$logmb R[$n,map]="$maplines lines, $mapmb MB"
 	load_start 3600 "http://127.0.0.1:$BASE/" "http://127.0.0.1:$((BASE + 1))/"
 	sleep 1
-	unset arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok bms brss bok
-	declare -a arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok bms brss bok
+	unset arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
+	declare -a arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
 	for r in $(seq "$RUNS"); do
 		mapfile -t L < <(isoprof_run)
 		read -r a s p <<<"${L[0]}"
@@ -158,15 +161,15 @@ for n in $NS; do
 		pfirst+=("$f") pscr+=("$ps") prrss+=("$prr") psrss+=("$psr")
 		rfirst+=("$(ratio "$f" "$s" %.2f)") rarm+=("$(ratio "$f" "$a" %.2f)") rpost+=("$(ratio "$ps" "$p" %.2f)")
 		rrss+=("$(ratio "$psr" "$m" %.2f)")
-		read -r t tr ok < <(targets_run "$ISOPROF" "$n")
-		tms+=("$t") trss+=("$tr") tok+=("$ok")
+		read -r t tr ok tc < <(targets_run "$ISOPROF" "$n")
+		tms+=("$t") trss+=("$tr") tok+=("$ok") tcpu+=("$tc")
 		if [ -n "${ISOPROF_BEFORE:-}" ]; then
-			read -r bt btr bk < <(targets_run "$ISOPROF_BEFORE" "$n")
-			bms+=("$bt") brss+=("$btr") bok+=("$bk")
-			note "scale: targets before: $bt ms, $btr MB, $bk/$n complete"
+			read -r bt btr bk bc < <(targets_run "$ISOPROF_BEFORE" "$n")
+			bms+=("$bt") brss+=("$btr") bok+=("$bk") bcpu+=("$bc")
+			note "scale: targets before: $bt ms ($bc ms CPU), $btr MB, $bk/$n complete"
 		fi
 		note "scale: $n isolates, round $r/$RUNS: record armed $a ms, symbols $s ms, post $p ms, $m MB;" \
-			"perf first sample $f ms, script $ps ms, $psr MB; targets $t ms, $tr MB, $ok/$n complete"
+			"perf first sample $f ms, script $ps ms, $psr MB; targets $t ms ($tc ms CPU), $tr MB, $ok/$n complete"
 	done
 	load_stop
 	scale_stop
@@ -176,8 +179,10 @@ for n in $NS; do
 	R[$n,pfirst]=$(cell "${pfirst[@]}") R[$n,pscr]=$(cell "${pscr[@]}")
 	R[$n,prrss]=$(cell "${prrss[@]}") R[$n,psrss]=$(cell "${psrss[@]}")
 	R[$n,rfirst]=$(med "${rfirst[@]}") R[$n,rarm]=$(med "${rarm[@]}") R[$n,rpost]=$(med "${rpost[@]}") R[$n,rrss]=$(med "${rrss[@]}")
+	R[$n,tcpu]=$(cell "${tcpu[@]}")
 	R[$n,tms]=$(cell "${tms[@]}") R[$n,trss]=$(cell "${trss[@]}") R[$n,tok]=$(echo "${tok[@]}" | tr ' ' '\n' | sort -g | head -1)
 	if [ -n "${ISOPROF_BEFORE:-}" ]; then
+		R[$n,bcpu]=$(cell "${bcpu[@]}")
 		R[$n,bms]=$(cell "${bms[@]}") R[$n,brss]=$(cell "${brss[@]}")
 		R[$n,bok]=$(echo "${bok[@]}" | tr ' ' '\n' | sort -g | head -1)
 	fi
@@ -187,6 +192,7 @@ for n in $NS; do
 	summary "scale_record_rss_mb_$n" "$(med "${rss[@]}")"
 	summary "scale_targets_ms_$n" "$(med "${tms[@]}")"
 	summary "scale_targets_rss_mb_$n" "$(med "${trss[@]}")"
+	summary "scale_targets_cpu_ms_$n" "$(med "${tcpu[@]}")"
 	DONE+=("$n")
 done
 
@@ -217,10 +223,12 @@ row "peak RSS, MB (record · perf script)" rss psrss rrss
 row "perf record: peak RSS, MB" none prrss none
 row "record: profiles written" prof none none
 row "targets --json: ms" tms none none
+row "targets --json: CPU ms (user + system)" tcpu none none
 row "targets --json: peak RSS, MB" trss none none
 row "targets: isolates listed with scripts and version id (worst round)" tok none none
 if [ -n "${ISOPROF_BEFORE:-}" ]; then
 	row "targets before (\`$ISOPROF_BEFORE\`): ms" bms none none
+	row "targets before: CPU ms" bcpu none none
 	row "targets before: peak RSS, MB" brss none none
 	row "targets before: isolates complete" bok none none
 fi
