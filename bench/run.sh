@@ -24,9 +24,9 @@ export WORKERD
 . "$TOP/bench/lib.sh"
 
 if [ -n "${QUICK:-}" ]; then
-	OVH="2 2" PIPE="1 6" START="1 1" ACC="1 2" KERN="1 3" LOSS="1 3"
+	OVH="2 2" PIPE="1 6" START="1 1" ACC="1 2" KERN="1 3" LOSS="1 3" SCALE="1 300"
 else
-	OVH="6 4" PIPE="3 50" START="5 2" ACC="3 4" KERN="3 5" LOSS="2 10"
+	OVH="6 4" PIPE="3 50" START="5 2" ACC="3 4" KERN="3 5" LOSS="2 10" SCALE="3 10 100 300 1000"
 fi
 
 for tool in wrk perf node strace go; do
@@ -69,6 +69,7 @@ section() {
 	section "3. Start-up" startup.sh $START
 	section "4. Accuracy" accuracy.sh $ACC
 	section "6. In-kernel cost" kernel.sh $KERN
+	section "7. Scale (one workerd of N isolates)" scale.sh $SCALE
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086

@@ -262,7 +262,17 @@ static size_t unescape(const char *in, size_t n, char *out, enum esc_mode mode)
 	int v, w;
 
 	while (i < n) {
-		if (in[i] != '\\' || i + 1 == n) {
+		if (in[i] != '\\') {
+			/* a run without escapes (most of a source) in one copy */
+			const char *bs = memchr(in + i, '\\', n - i);
+			size_t run = bs ? (size_t)(bs - (in + i)) : n - i;
+
+			memcpy(out + o, in + i, run);
+			o += run;
+			i += run;
+			continue;
+		}
+		if (i + 1 == n) {
 			out[o++] = in[i++];
 			continue;
 		}
@@ -312,6 +322,11 @@ static size_t unescape(const char *in, size_t n, char *out, enum esc_mode mode)
 		out[o++] = in[i++];
 	}
 	return o;
+}
+
+size_t v8log__unescape_string(const char *in, size_t n, char *out)
+{
+	return unescape(in, n, out, ESC_STRING);
 }
 
 /*

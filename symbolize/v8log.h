@@ -178,4 +178,11 @@ int v8log__parse_filename(const char *name, uint64_t *isolate, pid_t *pid);
 char **v8log__find(const char *dir, pid_t pid, const struct safe_open_opts *opts);
 void v8log__find_free(char **paths);
 
+/*
+ * Decode V8's escapes in a String field (script name, source: see above)
+ * in[0..n) into out, which needs n bytes (no escape grows).  Returns the
+ * decoded length.  Shared with v8log_scan.h, which must decode alike.
+ */
+size_t v8log__unescape_string(const char *in, size_t n, char *out);
+
 #endif /* ISOPROF_SYMBOLIZE_V8LOG_H */

@@ -171,6 +171,9 @@ else
 fi
 
 # targets: per isolate its name, version id and, with --sample-ms, recent samples
+# (load of its own: the 4 s above may be over by now on a slow or busy machine)
+wrk -t1 -c2 -d3s "http://127.0.0.1:$PF/" >/dev/null 2>&1 &
+sleep 0.5
 "$ISOPROF" targets --pid "$WORKERD_PID" --sample-ms 800 --json >"$T/targets.json" 2>"$T/targets.err"
 if python3 - "$T/targets.json" <<'PY'
 import json, sys

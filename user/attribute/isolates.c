@@ -28,6 +28,7 @@
 #include "lib/safe_open.h"
 #include "lib/textscan.h"
 #include "symbolize/v8log.h"
+#include "symbolize/v8log_scan.h"
 #include "user/attribute/version_labels.h"
 
 struct iso_entry {
@@ -217,7 +218,7 @@ static void entry_resolve_name(struct iso_entry *e)
 {
 	if (e->info.service_name)
 		e->info.name = e->info.service_name;
-	else if (e->log && e->entry_script)
+	else if (e->info.has_code_log && e->entry_script)
 		e->info.name = e->entry_script;
 	else if (e->info.nr_scripts)
 		e->info.name = e->info.scripts[0];
@@ -463,6 +464,25 @@ static void user_scripts__release(struct user_scripts *us)
 	free(us->names);
 }
 
+/* us->pairs[0..k) gathered, us->entry set: sort, drop repeats, intern the names. */
+static int user_scripts__finish(struct isolate_registry *reg, struct user_scripts *us, size_t k)
+{
+	size_t i;
+
+	us->nr_pairs = vpairs_sort_unique(us->pairs, k);
+	for (i = 0; i < us->nr_pairs; i++) {
+		if (us->nr_names && !strcmp(us->names[us->nr_names - 1], us->pairs[i].name))
+			continue;
+		us->names[us->nr_names] = intern(reg, us->pairs[i].name);
+		if (!us->names[us->nr_names])
+			return -ENOMEM;
+		us->nr_names++;
+	}
+	if (us->entry && !(us->entry = intern(reg, us->entry)))
+		return -ENOMEM;
+	return 0;
+}
+
 static int user_scripts__collect(struct isolate_registry *reg, struct iso_entry *e, size_t nuser,
 				 struct user_scripts *us)
 {
@@ -487,18 +507,7 @@ static int user_scripts__collect(struct isolate_registry *reg, struct iso_entry 
 		us->pairs[k].len = s->source ? s->source_len : 0;
 		k++;
 	}
-	us->nr_pairs = vpairs_sort_unique(us->pairs, k);
-	for (i = 0; i < us->nr_pairs; i++) {
-		if (us->nr_names && !strcmp(us->names[us->nr_names - 1], us->pairs[i].name))
-			continue;
-		us->names[us->nr_names] = intern(reg, us->pairs[i].name);
-		if (!us->names[us->nr_names])
-			return -ENOMEM;
-		us->nr_names++;
-	}
-	if (us->entry && !(us->entry = intern(reg, us->entry)))
-		return -ENOMEM;
-	return 0;
+	return user_scripts__finish(reg, us, k);
 }
 
 /* The script names, taking us->names when they changed (the old array outlives them). */
@@ -700,6 +709,97 @@ int isolate_registry__add_log_pid(struct isolate_registry *reg, pid_t host_pid, 
 fail:
 	v8log__free(log);
 	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* listing: from a scan of the log, without keeping the log */
+
+bool isolate__keep_source(const char *name, void *ctx)
+{
+	(void)ctx;
+	return isolate__is_user_script(name);
+}
+
+/*
+ * The scan's user scripts into us, as user_scripts__collect() does from a
+ * log; *nr_internal counts the others.
+ */
+static int user_scripts__from_scan(struct isolate_registry *reg, struct v8log_scan *scan,
+				   struct user_scripts *us, size_t *nr_internal)
+{
+	size_t count = v8log_scan__count(scan), k = 0, i;
+	const struct v8log_scan_script *s;
+
+	memset(us, 0, sizeof(*us));
+	*nr_internal = 0;
+	if (!count)
+		return 0;
+	us->pairs = calloc(count, sizeof(*us->pairs));
+	us->names = calloc(count, sizeof(*us->names));
+	if (!us->pairs || !us->names)
+		return -ENOMEM;
+	for (i = 0; i < count; i++) {
+		s = v8log_scan__at(scan, i);
+		if (!s)
+			continue;
+		if (!isolate__is_user_script(s->name)) {
+			++*nr_internal;
+			continue;
+		}
+		/* the version id hashes every user source: one dropped is a wrong id */
+		if (s->has_source && !s->source)
+			return -EINVAL;
+		if (!us->entry)
+			us->entry = s->name;
+		us->pairs[k].name = s->name;
+		us->pairs[k].src = s->source ? s->source : "";
+		us->pairs[k].len = s->source ? s->source_len : 0;
+		k++;
+	}
+	return user_scripts__finish(reg, us, k);
+}
+
+int isolate_registry__add_scan(struct isolate_registry *reg, pid_t host_pid, const char *path,
+			       struct v8log_scan *scan)
+{
+	struct user_scripts us;
+	struct iso_entry *e;
+	const char *ipath, *v8v;
+	size_t nr_internal;
+	uint64_t isolate;
+	pid_t pid;
+	int err;
+
+	if (!reg || !path || !scan || v8log__parse_filename(path, &isolate, &pid) || !isolate)
+		return -EINVAL;
+	if (host_pid > 0)
+		pid = host_pid;
+	ipath = intern(reg, path);
+	v8v = intern(reg, v8log_scan__version(scan));
+	if (!ipath || !v8v || !(e = reg_get_or_create(reg, pid, isolate)))
+		return -ENOMEM;
+	err = user_scripts__from_scan(reg, scan, &us, &nr_internal);
+	if (!err)
+		err = entry_set_scripts(reg, e, &us);
+	if (err) {
+		user_scripts__release(&us);
+		return err;
+	}
+	/* a log read before is superseded: the listing holds no code index */
+	v8log__free(e->log);
+	e->log = NULL;
+	entry_drop_fallback(e);
+	e->info.nr_internal = nr_internal;
+	e->info.has_code_log = true;
+	e->info.code_log_path = ipath;
+	e->info.v8_version = v8v;
+	entry_set_created(e, path);
+	e->entry_script = us.entry;
+	entry_set_version(e, &us);
+	user_scripts__release(&us);
+	entry_resolve_name(e);
+	entry_resolve_label(reg, e);
+	return 0;
 }
 
 int isolate_registry__refresh(struct isolate_registry *reg)

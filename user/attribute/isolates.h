@@ -50,6 +50,7 @@
 #include "lib/safe_open.h"
 #include "lib/sha256.h"
 #include "symbolize/v8inline.h"
+#include "symbolize/v8log_scan.h"
 
 #define ISOLATE_VERSION_LEN 12		/* hex characters shown */
 #define ISOLATE_VERSION_UNKNOWN "unknown"
@@ -115,6 +116,23 @@ int isolate_registry__add_log(struct isolate_registry *reg, const char *path);
  */
 int isolate_registry__add_log_pid(struct isolate_registry *reg, pid_t host_pid, const char *path,
 				  const struct safe_open_opts *open);
+
+/*
+ * For a listing (isoprof targets): the isolate of the per-isolate code log
+ * at path (pid and isolate from its name; host_pid as above) from a
+ * v8log_scan of that file, which must keep the user scripts' sources
+ * (isolate__keep_source() as its keep_source): scripts, version id, V8
+ * version and name as isolate_registry__add_log_pid() gives them, without
+ * a code index.  The registry does not keep the log: such an isolate is
+ * not read again by isolate_registry__refresh() and has no inline stacks.
+ * 0, or -EINVAL (not a per-isolate log name; a user source not kept),
+ * -ENOMEM.
+ */
+int isolate_registry__add_scan(struct isolate_registry *reg, pid_t host_pid, const char *path,
+			       struct v8log_scan *scan);
+
+/* v8log_scan_keep_fn for isolate_registry__add_scan(): the user scripts (ctx unused). */
+bool isolate__keep_source(const char *name, void *ctx);
 
 /* Charge code-log reads to budget (the capture's; not owned). */
 void isolate_registry__set_budget(struct isolate_registry *reg, struct read_budget *budget);

@@ -21,7 +21,7 @@
 #include "user/capture/discover.h"
 #include "user/attribute/isolates.h"
 #include "user/capture/sampler.h"
-#include "symbolize/v8log.h"
+#include "symbolize/v8log_scan.h"
 #include "lib/array.h"
 #include "lib/json.h"
 #include "lib/monotime.h"
@@ -30,9 +30,9 @@
 
 #define BUILD_ID_SHORT 12
 /*
- * A code log grows with every compilation and v8log keeps its code index in
- * memory: past this size a listing leaves it unread rather than take
- * seconds and hundreds of MB to show a few script names.
+ * A code log grows with every compilation; the listing's scan keeps little
+ * of it but still reads it all: past this size a listing leaves it unread
+ * rather than take most of a second for a few script names.
  */
 #define LOG_READ_MAX (256ULL << 20)
 
@@ -180,10 +180,17 @@ static int sample_activity(const struct discover_list *list, long ms, struct act
 
 /* ---- scripts, from the code logs ------------------------------------------ */
 
-/* One code log, read for its scripts. */
+/*
+ * One code log, scanned for its scripts (v8log_scan.h: no code index, only
+ * the user scripts' sources kept, for the version id) and its isolate
+ * entered in the registry from that scan.  One at a time, through one scan
+ * object per process (which hashes the runtime's own scripts once): a host
+ * with a thousand isolates is listed in the memory of one log's scripts.
+ */
 struct log_view {
-	struct v8log *log;	/* NULL when it could not be read */
-	int err;		/* why not; -EFBIG: larger than LOG_READ_MAX */
+	struct v8log_scan *scan;	/* the process's scan; NULL when the log was not read */
+	int err;			/* why not; -EFBIG: larger than LOG_READ_MAX */
+	const struct isolate_info *info;	/* NULL when unknown */
 };
 
 static const char *log_error(int err)
@@ -197,60 +204,36 @@ static bool script_is_internal(const char *name)
 	return !isolate__is_user_script(name);
 }
 
-/* Read every code log of p; views[i] for p->logs[i].  -ENOMEM only. */
-static int read_logs(const struct discover_proc *p, struct log_view **out)
+/* A scan for the logs of one process; NULL: ENOMEM. */
+static struct v8log_scan *new_scan(void)
 {
-	struct log_view *views;
-	struct safe_open_opts own;
-	size_t i;
-	int n;
-
-	*out = NULL;
-	if (!p->nr_logs)
-		return 0;
-	views = calloc(p->nr_logs, sizeof(*views));
-	if (!views)
-		return -ENOMEM;
-	for (i = 0; i < p->nr_logs; i++) {
-		if (p->logs[i].size > LOG_READ_MAX) {
-			views[i].err = -EFBIG;
-			continue;
-		}
-		discover_proc__file_opts(p, &own);
-		views[i].log = v8log__new(p->logs[i].path, &own, NULL);
-		if (!views[i].log) {
-			views[i].err = -errno;
-			if (views[i].err == -ENOMEM)
-				goto nomem;
-			continue;
-		}
-		n = v8log__update(views[i].log);
-		if (n == -ENOMEM) {
-			views[i].err = n;
-			goto nomem;
-		}
-		if (n < 0) {
-			views[i].err = n;
-			v8log__free(views[i].log);
-			views[i].log = NULL;
-		}
-	}
-	*out = views;
-	return 0;
-nomem:
-	for (i = 0; i < p->nr_logs; i++)
-		v8log__free(views[i].log);
-	free(views);
-	return -ENOMEM;
+	return v8log_scan__new(isolate__keep_source, NULL);
 }
 
-static void free_logs(struct log_view *views, size_t n)
+/* Scan p's i-th code log with scan into v.  -ENOMEM only: other errors are v->err. */
+static int read_log(struct isolate_registry *reg, const struct discover_proc *p, size_t i,
+		    struct v8log_scan *scan, struct log_view *v)
 {
-	size_t i;
+	struct safe_open_opts own;
+	int err;
 
-	for (i = 0; views && i < n; i++)
-		v8log__free(views[i].log);
-	free(views);
+	memset(v, 0, sizeof(*v));
+	if (p->logs[i].size > LOG_READ_MAX) {
+		v->err = -EFBIG;
+		return 0;
+	}
+	discover_proc__file_opts(p, &own);
+	err = v8log_scan__file(scan, p->logs[i].path, &own, NULL);
+	if (err) {
+		v->err = err;
+		return err == -ENOMEM ? err : 0;
+	}
+	err = isolate_registry__add_scan(reg, p->pid, p->logs[i].path, scan);
+	if (err == -ENOMEM)
+		return err;
+	v->scan = scan;
+	v->info = err ? NULL : isolate_registry__find(reg, p->pid, p->logs[i].isolate);
+	return 0;
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -335,26 +318,25 @@ static struct json_object *json_tls(struct json_writer *w, const struct discover
 	return o;
 }
 
-/* The scripts of one code log (v NULL: the log was not read). */
+/* The scripts of one code log, or why it was not read. */
 static void json_log_scripts(struct json_writer *w, struct json_object *o,
 			     const struct log_view *v)
 {
 	struct json_object *scripts;
 	size_t n;
 
-	if (!v)
-		return;
-	if (!v->log) {
+	if (!v->scan) {
 		put(w, o, "scripts", NULL, true);
 		put_text(w, o, "error", log_error(v->err));
 		return;
 	}
-	put_text(w, o, "v8_version", *v8log__version(v->log) ? v8log__version(v->log) : NULL);
+	put_text(w, o, "v8_version",
+		 *v8log_scan__version(v->scan) ? v8log_scan__version(v->scan) : NULL);
 	scripts = json_object_new_array();
 	put(w, o, "scripts", scripts, false);
-	n = v8log__script_count(v->log);
+	n = v8log_scan__count(v->scan);
 	for (size_t i = 0; scripts && i < n; i++) {
-		const struct v8log_script *sc = v8log__script_at(v->log, i);
+		const struct v8log_scan_script *sc = v8log_scan__at(v->scan, i);
 		struct json_object *so;
 
 		if (!sc)
@@ -369,16 +351,13 @@ static void json_log_scripts(struct json_writer *w, struct json_object *o,
 	}
 }
 
-static const struct isolate_info *isolate_of(struct isolate_registry *reg,
-					     const struct discover_proc *p, size_t j);
 static const char *created_str(const struct isolate_info *info, char *buf, size_t len);
 
 static struct json_object *json_code_log(struct json_writer *w, const struct discover_proc *p,
-					 size_t i, const struct log_view *view,
-					 struct isolate_registry *reg)
+					 size_t i, const struct log_view *view)
 {
 	const struct discover_code_log *l = &p->logs[i];
-	const struct isolate_info *info = isolate_of(reg, p, i);
+	const struct isolate_info *info = view->info;
 	struct json_object *o = json_object_new_object();
 	char when[32];
 
@@ -399,9 +378,11 @@ static struct json_object *json_code_log(struct json_writer *w, const struct dis
 }
 
 static struct json_object *json_proc(struct json_writer *w, const struct discover_proc *p,
-				     const struct log_view *views, struct isolate_registry *reg)
+				     struct isolate_registry *reg)
 {
 	struct json_object *o = json_object_new_object(), *perf_map, *logs, *listening;
+	struct v8log_scan *scan = p->nr_logs ? new_scan() : NULL;
+	struct log_view view;
 
 	put(w, o, "pid", json_object_new_int(p->pid), false);
 	put(w, o, "nspid", json_object_new_int(p->nspid), false);
@@ -420,8 +401,16 @@ static struct json_object *json_proc(struct json_writer *w, const struct discove
 
 	logs = json_object_new_array();
 	put(w, o, "code_logs", logs, false);
-	for (size_t i = 0; logs && i < p->nr_logs; i++)
-		push(w, logs, json_code_log(w, p, i, views ? &views[i] : NULL, reg));
+	if (p->nr_logs && !scan)
+		w->err = -ENOMEM;
+	for (size_t i = 0; logs && i < p->nr_logs && !w->err; i++) {
+		if (read_log(reg, p, i, scan, &view)) {
+			w->err = -ENOMEM;
+			break;
+		}
+		push(w, logs, json_code_log(w, p, i, &view));
+	}
+	v8log_scan__free(scan);
 
 	listening = json_object_new_array();
 	put(w, o, "listening", listening, false);
@@ -436,18 +425,11 @@ static int print_json(FILE *out, const struct discover_list *list, struct isolat
 {
 	struct json_writer w = { 0 };
 	struct json_object *all = json_object_new_array();
-	struct log_view *views;
 
 	if (!all)
 		return -ENOMEM;
-	for (size_t i = 0; i < list->nr && !w.err; i++) {
-		if (read_logs(&list->procs[i], &views)) {
-			w.err = -ENOMEM;
-			break;
-		}
-		push(&w, all, json_proc(&w, &list->procs[i], views, reg));
-		free_logs(views, list->procs[i].nr_logs);
-	}
+	for (size_t i = 0; i < list->nr && !w.err; i++)
+		push(&w, all, json_proc(&w, &list->procs[i], reg));
 	if (!w.err)
 		w.err = json__write(out, all, true);
 	json_object_put(all);
@@ -455,18 +437,6 @@ static int print_json(FILE *out, const struct discover_list *list, struct isolat
 }
 
 /* ---- table -------------------------------------------------------------- */
-
-/* The registry's view of the isolate of p's j-th log: name, version id. */
-static const struct isolate_info *isolate_of(struct isolate_registry *reg,
-					     const struct discover_proc *p, size_t j)
-{
-	struct safe_open_opts own;
-
-	discover_proc__file_opts(p, &own);
-	if (isolate_registry__add_log_pid(reg, p->pid, p->logs[j].path, &own) == -ENOMEM)
-		return NULL;
-	return isolate_registry__find(reg, p->pid, p->logs[j].isolate);
-}
 
 static const char *created_str(const struct isolate_info *info, char *buf, size_t len)
 {
@@ -484,16 +454,16 @@ static const char *created_str(const struct isolate_info *info, char *buf, size_
 /* The user scripts of one isolate, one line each, and how many internal ones. */
 static void print_log_scripts(FILE *out, const struct log_view *v)
 {
-	const struct v8log_script *sc;
+	const struct v8log_scan_script *sc;
 	size_t i, n, internal = 0;
 
-	if (!v->log) {
+	if (!v->scan) {
 		fprintf(out, "        (log unreadable: %s)\n", log_error(v->err));
 		return;
 	}
-	n = v8log__script_count(v->log);
+	n = v8log_scan__count(v->scan);
 	for (i = 0; i < n; i++) {
-		sc = v8log__script_at(v->log, i);
+		sc = v8log_scan__at(v->scan, i);
 		if (!sc)
 			continue;
 		if (script_is_internal(sc->name)) {
@@ -511,7 +481,8 @@ static void print_log_scripts(FILE *out, const struct log_view *v)
 static int print_table(FILE *out, const struct discover_list *list, struct isolate_registry *reg)
 {
 	char runtime[96], build_id[BUILD_ID_SHORT + 1], when[32];
-	struct log_view *views;
+	struct v8log_scan *scan;
+	struct log_view view;
 	size_t i, j;
 
 	fprintf(out, "%-8s %-24s %-12s %-8s %-4s %-22s %s\n", "PID", "RUNTIME", "BUILD-ID",
@@ -525,10 +496,17 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 		fprintf(out, "%-8d %-24s %-12s %-8s %-4zu %-22s %s\n", p->pid, runtime, build_id,
 			p->perf_map_exists ? "yes" : "no", p->nr_logs,
 			p->inspector ? esc(p->inspector) : "-", esc(p->comm));
-		if (read_logs(p, &views))
+		scan = p->nr_logs ? new_scan() : NULL;
+		if (p->nr_logs && !scan)
 			return -ENOMEM;
 		for (j = 0; j < p->nr_logs; j++) {
-			const struct isolate_info *info = isolate_of(reg, p, j);
+			const struct isolate_info *info;
+
+			if (read_log(reg, p, j, scan, &view)) {
+				v8log_scan__free(scan);
+				return -ENOMEM;
+			}
+			info = view.info;
 
 			fprintf(out, "    isolate 0x%" PRIx64 "  %s  version %s  created %s",
 				p->logs[j].isolate, info ? esc(info->name) : "?",
@@ -540,9 +518,9 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 			fputc('\n', out);
 			fprintf(out, "        log %s%s\n", esc(p->logs[j].path),
 				p->logs[j].open ? "" : "  (closed)");
-			print_log_scripts(out, &views[j]);
+			print_log_scripts(out, &view);
 		}
-		free_logs(views, p->nr_logs);
+		v8log_scan__free(scan);
 		if (!p->tls.supported)
 			fprintf(out, "    current isolate: %s\n", esc(p->tls.why_unsupported));
 	}
