@@ -69,6 +69,7 @@ section() {
 	section "3. Start-up" startup.sh $START
 	section "4. Accuracy" accuracy.sh $ACC
 	section "6. In-kernel cost" kernel.sh $KERN
+	section "7. The V8 flags' cost to the target" flags.sh
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086

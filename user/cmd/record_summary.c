@@ -8,6 +8,7 @@
 
 #include "lib/textescape.h"
 #include "proto/profile_vocab.h"
+#include "symbolize/v8log.h"
 #include "user/cmd/record.h"
 
 /* What was written, and what the sampler lost on the way. */
@@ -95,7 +96,7 @@ static void print_groups(const struct capture *c, size_t total)
 struct flag_view {
 	bool perf_map;		/* --perf-basic-prof */
 	bool code_log;		/* --log-code --logfile-per-isolate --logfile= */
-	bool sources;		/* --log-source-code: some logged isolate has user scripts */
+	bool sources;		/* some logged isolate has a version id (script sources) */
 	uint64_t samples;
 	uint64_t interpreter;	/* samples through V8's shared interpreter trampoline */
 	uint64_t code_log_named; /* JIT frames only the code log named */
@@ -107,6 +108,11 @@ static bool is_shared_trampoline(const struct frame *f)
 	       strstr(f->sym.name, "InterpreterEntryTrampoline");
 }
 
+/*
+ * V8 opens its per-isolate logs even without --log-code (they then hold
+ * only heap events), so a code log counts when it names sampled JIT code
+ * or gave a version id, not when it exists.
+ */
 static void flag_view__fill(const struct capture *c, const struct target_state *t,
 			    struct flag_view *fv)
 {
@@ -116,15 +122,11 @@ static void flag_view__fill(const struct capture *c, const struct target_state *
 
 	memset(fv, 0, sizeof(*fv));
 	fv->perf_map = symbolizer__has_perfmap(c->sym, t->pid);
-	fv->code_log = t->v8->nr_logs > 0;
 	if (c->isolates)
 		iso = isolate_registry__list(c->isolates, &niso);
-	for (size_t i = 0; i < niso; i++) {
-		if (iso[i]->pid != t->pid || !iso[i]->has_code_log)
-			continue;
-		fv->code_log = true;
-		fv->sources |= iso[i]->nr_scripts > 0 && *iso[i]->version_full;
-	}
+	for (size_t i = 0; i < niso; i++)
+		if (iso[i]->pid == t->pid && iso[i]->has_code_log && *iso[i]->version_full)
+			fv->sources = fv->code_log = true;
 	for (size_t i = 0; c->ft && i < n; i++) {
 		const struct stack_view *v;
 		bool interp = false;
@@ -139,8 +141,14 @@ static void flag_view__fill(const struct capture *c, const struct target_state *
 	}
 	for (size_t i = 0; c->ft && i < frame_table__count(c->ft); i++) {
 		const struct frame *f = frame_table__frame(c->ft, i);
+		struct v8log_sym code;
 
-		fv->code_log_named += f->pid == (uint32_t)t->pid && f->from_code_log;
+		if (f->pid != (uint32_t)t->pid || f->sym.kind != SYM_FRAME_JIT)
+			continue;
+		fv->code_log_named += f->from_code_log;
+		if (!fv->code_log && c->isolates)
+			fv->code_log = f->from_code_log ||
+				       !isolate_registry__code_at(c->isolates, t->pid, f->addr, &code);
 	}
 }
 
