@@ -110,12 +110,12 @@ for v in none perfbasic codelog codesrc all; do
 			pass "none: one note per capability"
 		;;
 	perfbasic)
-		for f in "$T"/perfbasic.out/isolate-0x*-cpu.pb.gz; do
+		for f in "$T"/perfbasic.out/*-0x*-cpu.pb.gz; do
 			pprof_top "$f"
 		done >"$T/perfbasic.top"
 		grep -qE ' fibAlpha$' "$T/perfbasic.top" &&
 			pass "perfbasic: JS frames named from the perf map (fibAlpha)" ||
-			fail "perfbasic: names" "no fibAlpha in the isolates' profiles"
+			fail "perfbasic: names" "no fibAlpha in the isolates' profiles: $(grep -m8 '%' "$T/perfbasic.top" | awk '{ print $6 }' | tr '\n' ' ')"
 		note_has perfbasic "no per-isolate code logs" &&
 			pass "perfbasic: note: no code logs" || fail "perfbasic: note" "no code-log note"
 		note_has perfbasic "no V8 perf map" &&
@@ -127,7 +127,7 @@ for v in none perfbasic codelog codesrc all; do
 		done >"$T/$v.top"
 		grep -qE ' fibAlpha$' "$T/$v.top" &&
 			pass "$v: JS frames named from the code log (fibAlpha, no perf map)" ||
-			fail "$v: names" "no fibAlpha in the isolates' profiles"
+			fail "$v: names" "no fibAlpha in the isolates' profiles: $(grep -m8 '%' "$T/$v.top" | awk '{ print $6 }' | tr '\n' ' ')"
 		note_has "$v" "no V8 perf map (--perf-basic-prof): JS frames named from the code logs" &&
 			pass "$v: note: named from the code logs" || fail "$v: note" "no perf-map note"
 		# V8 15 logs script sources with --log-code alone; older V8 needs

@@ -176,8 +176,9 @@ static void print_flag_notes(const struct capture *c)
 				t->pid);
 		if (!fv.code_log)
 			fprintf(stderr, "isoprof: note: pid %d: no per-isolate code logs (--log-code "
-				"--logfile-per-isolate --logfile=DIR/v8.log): isolates%s are named by "
-				"address only, without scripts, version ids or inlined frames\n",
+				"--logfile-per-isolate --logfile=DIR/v8.log): isolates%s by address, "
+				"scripts only as named in their JS frames, no version ids or inlined "
+				"frames\n",
 				t->pid, t->v8->tls.supported ? "" : " (not readable here anyway)");
 		else if (!fv.sources)
 			fprintf(stderr, "isoprof: note: pid %d: code logs without script sources "
