@@ -70,6 +70,7 @@ section() {
 	section "4. Accuracy" accuracy.sh $ACC
 	section "6. In-kernel cost" kernel.sh $KERN
 	section "7. Scale (one workerd of N isolates)" scale.sh $SCALE
+	section "8. The V8 flags' cost to the target" flags.sh
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* frames: every distinct stack symbolized once and classified; see frames.h. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +9,7 @@
 #include "lib/array.h"
 #include "lib/hash.h"
 #include "lib/index_table.h"
+#include "symbolize/v8log.h"
 #include "symbolize/v8name.h"
 
 /* What a frame is found by while the table is built: one per frame. */
@@ -176,6 +178,42 @@ static int add_inlined(struct frame_table *ft, struct isolate_registry *reg, str
 	return 0;
 }
 
+/*
+ * JIT code the perf map does not name (V8 run without --perf-basic-prof,
+ * or code compiled after its last read): the code log's code-creation
+ * lines carry the same names, so the frame is named from them.
+ */
+static int name_from_code_log(struct frame_table *ft, struct isolate_registry *reg,
+			      struct frame *f)
+{
+	struct v8log_sym code;
+	const struct v8name *n = &code.name;
+	char system[4200];	/* V8 cuts names at 4096 bytes */
+
+	if (!reg || f->kernel || !f->jit || f->sym.kind == SYM_FRAME_JIT ||
+	    isolate_registry__code_at(reg, f->pid, f->addr, &code))
+		return 0;
+	snprintf(system, sizeof(system), "%s%s%s%s", n->tag, *n->tag ? ":" : "", n->marker,
+		 code.raw);
+	f->sym.system_name = own_string(ft, system);
+	if (n->kind == V8NAME_JS || n->kind == V8NAME_SCRIPT)
+		f->sym.name = own_string(ft, *n->function ? n->function : "(anonymous)");
+	else
+		f->sym.name = f->sym.system_name;
+	f->sym.file = n->script && *n->script ? own_string(ft, n->script) : NULL;
+	if (!f->sym.system_name || !f->sym.name || (n->script && *n->script && !f->sym.file))
+		return -ENOMEM;
+	f->sym.kind = SYM_FRAME_JIT;
+	f->sym.line = n->line;
+	f->sym.column = n->column;
+	f->sym.jit_tier = v8name_tier__str(n->tier);
+	f->sym.jit_kind = n->kind;
+	f->sym.symbol_offset = f->addr - code.start;
+	f->sym.miss = SYM_OK;
+	f->from_code_log = true;
+	return 0;
+}
+
 /* A new frame for key, symbolized and classified. */
 static int frame_new(struct frame_table *ft, struct symbolizer *sym, struct isolate_registry *reg,
 		     const struct frame_key *key)
@@ -200,6 +238,8 @@ static int frame_new(struct frame_table *ft, struct symbolizer *sym, struct isol
 	}
 	f->jit = f->sym.kind == SYM_FRAME_JIT || f->sym.miss == SYM_MISS_ANON ||
 		 f->sym.miss == SYM_MISS_NO_PERFMAP;
+	if (name_from_code_log(ft, reg, f))
+		return -ENOMEM;
 	f->cls = classify(f);
 	if (add_inlined(ft, reg, f))
 		return -ENOMEM;

@@ -53,14 +53,16 @@ struct frame_inline {
 };
 
 struct frame {
-	struct sym_frame sym;	/* strings owned by the symbolizer; for JIT code with
-				 * inlined frames, line/column are the call site */
+	struct sym_frame sym;	/* strings owned by the symbolizer (or the table, when
+				 * from_code_log); for JIT code with inlined frames,
+				 * line/column are the call site */
 	const struct frame_inline *inlined; /* innermost first; NULL when none */
 	uint32_t ninlined;
 	uint64_t addr;		/* address named: a return address minus one */
 	uint32_t pid;		/* 0 for kernel frames */
 	bool kernel;
 	bool jit;		/* JIT code, named or not */
+	bool from_code_log;	/* JIT code the perf map did not name, named by the code log */
 	enum frame_class cls;
 };
 
@@ -79,7 +81,9 @@ struct frame_table;
 
 /*
  * reg may be NULL; with it, JIT frames of optimized code get the functions
- * it inlined at the sampled pc (isolate_registry__inline_stack()).
+ * it inlined at the sampled pc (isolate_registry__inline_stack()), and JIT
+ * code the perf map does not name (no --perf-basic-prof) is named from the
+ * code logs (isolate_registry__code_at()).
  */
 struct frame_table *frame_table__build(const struct sample_store *store, struct symbolizer *sym,
 				       struct isolate_registry *reg);

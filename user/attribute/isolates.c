@@ -1189,6 +1189,18 @@ void isolate_registry__free(struct isolate_registry *reg)
 	free(reg);
 }
 
+int isolate_registry__code_at(struct isolate_registry *reg, pid_t pid, uint64_t addr,
+			      struct v8log_sym *out)
+{
+	for (size_t i = 0; reg && i < reg->nr; i++) {
+		struct iso_entry *e = reg->all[i];
+
+		if (e->info.pid == pid && e->log && !v8log__lookup(e->log, addr, out))
+			return 0;
+	}
+	return -ENOENT;
+}
+
 int isolate_registry__inline_stack(struct isolate_registry *reg, pid_t pid, uint64_t start,
 				   uint64_t off, struct v8inline_frame *frames, size_t max,
 				   struct v8inline_frame *outer)

@@ -233,6 +233,15 @@ int isolate_registry__inline_stack(struct isolate_registry *reg, pid_t pid, uint
 				   struct v8inline_frame *outer);
 
 /*
+ * The newest code covering addr in the code logs of process pid
+ * (v8log__lookup(), first log that knows wins): a JS frame's name without
+ * a perf map.  0, or -ENOENT.  out's strings live until the next update.
+ */
+struct v8log_sym;
+int isolate_registry__code_at(struct isolate_registry *reg, pid_t pid, uint64_t addr,
+			      struct v8log_sym *out);
+
+/*
  * Pure helpers, exposed for the tests.
  */
 

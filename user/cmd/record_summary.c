@@ -4,9 +4,11 @@
  * stderr after the profiles; see record.h.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "lib/textescape.h"
 #include "proto/profile_vocab.h"
+#include "symbolize/v8log.h"
 #include "user/cmd/record.h"
 
 /* What was written, and what the sampler lost on the way. */
@@ -90,6 +92,114 @@ static void print_groups(const struct capture *c, size_t total)
 	}
 }
 
+/* What one V8 target's flags gave this capture. */
+struct flag_view {
+	bool perf_map;		/* --perf-basic-prof */
+	bool code_log;		/* --log-code --logfile-per-isolate --logfile= */
+	bool sources;		/* some logged isolate has a version id (script sources) */
+	uint64_t samples;
+	uint64_t interpreter;	/* samples through V8's shared interpreter trampoline */
+	uint64_t code_log_named; /* JIT frames only the code log named */
+};
+
+static bool is_shared_trampoline(const struct frame *f)
+{
+	return !f->kernel && f->sym.kind != SYM_FRAME_JIT && f->sym.name &&
+	       strstr(f->sym.name, "InterpreterEntryTrampoline");
+}
+
+/*
+ * V8 opens its per-isolate logs even without --log-code (they then hold
+ * only heap events), so a code log counts when it names sampled JIT code
+ * or gave a version id, not when it exists.
+ */
+static void flag_view__fill(const struct capture *c, const struct target_state *t,
+			    struct flag_view *fv)
+{
+	const struct stored_sample *samples = sample_store__samples(c->store);
+	size_t n = sample_store__count(c->store), niso = 0;
+	const struct isolate_info *const *iso = NULL;
+
+	memset(fv, 0, sizeof(*fv));
+	fv->perf_map = symbolizer__has_perfmap(c->sym, t->pid);
+	if (c->isolates)
+		iso = isolate_registry__list(c->isolates, &niso);
+	for (size_t i = 0; i < niso; i++)
+		if (iso[i]->pid == t->pid && iso[i]->has_code_log && *iso[i]->version_full)
+			fv->sources = fv->code_log = true;
+	for (size_t i = 0; c->ft && i < n; i++) {
+		const struct stack_view *v;
+		bool interp = false;
+
+		if (samples[i].pid != (uint32_t)t->pid)
+			continue;
+		fv->samples++;
+		v = frame_table__stack(c->ft, samples[i].stack_id);
+		for (uint32_t k = 0; k < v->nframes; k++)
+			interp |= is_shared_trampoline(frame_table__frame(c->ft, v->frames[k]));
+		fv->interpreter += interp;
+	}
+	for (size_t i = 0; c->ft && i < frame_table__count(c->ft); i++) {
+		const struct frame *f = frame_table__frame(c->ft, i);
+		struct v8log_sym code;
+
+		if (f->pid != (uint32_t)t->pid || f->sym.kind != SYM_FRAME_JIT)
+			continue;
+		fv->code_log_named += f->from_code_log;
+		if (!fv->code_log && c->isolates)
+			fv->code_log = f->from_code_log ||
+				       !isolate_registry__code_at(c->isolates, t->pid, f->addr, &code);
+	}
+}
+
+/*
+ * Which of the V8 flags isoprof asks for (docs/v8-frames.md) a target runs
+ * without, and what the profile lacks for it: one line per capability.
+ */
+static void print_flag_notes(const struct capture *c)
+{
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct target_state *t = &c->targets[i];
+		struct flag_view fv;
+
+		if (!t->v8)
+			continue;
+		flag_view__fill(c, t, &fv);
+		if (!fv.perf_map && fv.code_log)
+			fprintf(stderr, "isoprof: note: pid %d: no V8 perf map (--perf-basic-prof): JS "
+				"frames named from the code logs (%llu frames); code they do not "
+				"cover stays [jit]\n", t->pid,
+				(unsigned long long)fv.code_log_named);
+		else if (!fv.perf_map)
+			fprintf(stderr, "isoprof: note: pid %d: no V8 perf map (--perf-basic-prof) "
+				"and no code logs: JS frames are not named (shown as [jit])\n",
+				t->pid);
+		if (!fv.code_log)
+			fprintf(stderr, "isoprof: note: pid %d: no per-isolate code logs (--log-code "
+				"--logfile-per-isolate --logfile=DIR/v8.log): isolates%s by address, "
+				"scripts only as named in their JS frames, no version ids or inlined "
+				"frames\n",
+				t->pid, t->v8->tls.supported ? "" : " (not readable here anyway)");
+		else if (!fv.sources)
+			fprintf(stderr, "isoprof: note: pid %d: code logs without script sources "
+				"(--log-source-code): no scripts or version ids per isolate, inlined "
+				"frames without lines\n", t->pid);
+		if (fv.interpreter)
+			fprintf(stderr, "isoprof: note: pid %d: %.1f%% of its samples run interpreted "
+				"JS shown as V8's shared InterpreterEntryTrampoline, not by function "
+				"(--interpreted-frames-native-stack)\n", t->pid,
+				100.0 * fv.interpreter / fv.samples);
+	}
+}
+
+static bool has_flag_notes(const struct capture *c, uint32_t pid)
+{
+	for (int i = 0; i < c->ntargets; i++)
+		if (c->targets[i].v8 && (uint32_t)c->targets[i].pid == pid)
+			return true;
+	return false;
+}
+
 /* How well JIT code was named, what to fix when it was not, targets that exited. */
 static void print_notes(const struct capture *c)
 {
@@ -102,9 +212,13 @@ static void print_notes(const struct capture *c)
 			(unsigned long long)stats->jit_leaf_samples,
 			(unsigned long long)stats->jit_leaf_named,
 			100.0 * stats->jit_leaf_named / stats->jit_leaf_samples);
+	print_flag_notes(c);
 	for (size_t i = 0; i < stats->nr_no_perfmap_pids; i++) {
 		char hint[400];
 
+		/* a V8 target's missing flags are in its own notes */
+		if (has_flag_notes(c, stats->no_perfmap_pids[i]))
+			continue;
 		cpu_profile__no_perfmap_hint(stats->no_perfmap_pids[i], hint, sizeof(hint));
 		fprintf(stderr, "isoprof: %s\n", record__esc(hint));
 	}
