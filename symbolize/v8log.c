@@ -19,6 +19,7 @@
 #include "lib/textscan.h"
 #include "symbolize/code_index.h"
 #include "symbolize/v8inline.h"
+#include "symbolize/v8log_fields.h"
 
 /* V8's tag names are short words; anything longer is not a tag. */
 #define TAG_MAX 64
@@ -78,92 +79,6 @@ struct v8log {
 
 	struct v8inline *inl;	/* inlined frames of optimized code */
 };
-
-/* ---- fields and numbers ---------------------------------------------- */
-
-struct fld {
-	const char *s;
-	size_t n;
-};
-
-/* Split [p, end) at ',' into at most max fields, the last taking the rest. */
-static size_t split(const char *p, const char *end, struct fld *f, size_t max)
-{
-	size_t nf = 0;
-	const char *c;
-
-	while (nf < max) {
-		c = nf + 1 < max ? memchr(p, ',', (size_t)(end - p)) : NULL;
-		f[nf].s = p;
-		f[nf].n = (size_t)((c ? c : end) - p);
-		nf++;
-		if (!c)
-			break;
-		p = c + 1;
-	}
-	return nf;
-}
-
-
-/* The whole field as a number that scan (a textscan__ function) reads. */
-static bool fld_num(const struct fld *f, bool (*scan)(const char **, const char *, uint64_t *),
-		    uint64_t *out)
-{
-	const char *p = f->s, *end = f->s + f->n;
-	uint64_t v;
-
-	if (!scan(&p, end, &v) || p != end)
-		return false;
-	*out = v;
-	return true;
-}
-
-/* Hex, "0x" optional (V8 always writes it for pointers). */
-static bool fld_hex(const struct fld *f, uint64_t *out)
-{
-	return fld_num(f, textscan__hex_0x, out);
-}
-
-static bool fld_u64(const struct fld *f, uint64_t *out)
-{
-	return fld_num(f, textscan__dec, out);
-}
-
-static bool fld_int(const struct fld *f, int *out)
-{
-	struct fld digits = *f;
-	bool neg = false;
-	uint64_t v;
-
-	if (digits.n && digits.s[0] == '-') {
-		neg = true;
-		digits.s++;
-		digits.n--;
-	}
-	if (!fld_u64(&digits, &v) || v > (uint64_t)INT_MAX + neg)
-		return false;
-	*out = neg ? (int)(-(int64_t)v) : (int)v;
-	return true;
-}
-
-/* A decimal V8 printed (a time, possibly negative): checked, not kept. */
-static bool fld_is_number(const struct fld *f)
-{
-	size_t i = f->n && f->s[0] == '-';
-
-	if (i == f->n || f->n > 21)
-		return false;
-	for (; i < f->n; i++) {
-		if (f->s[i] < '0' || f->s[i] > '9')
-			return false;
-	}
-	return true;
-}
-
-static bool fld_is(const struct fld *f, const char *s)
-{
-	return strlen(s) == f->n && !memcmp(f->s, s, f->n);
-}
 
 /* ---- escapes ------------------------------------------------------------ */
 

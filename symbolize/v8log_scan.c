@@ -22,6 +22,7 @@
 #include "lib/line_tail.h"
 #include "lib/textscan.h"
 #include "symbolize/v8log.h"
+#include "symbolize/v8log_fields.h"
 
 /* Keep a big scratch buffer between lines, not after a scan. */
 #define SCRATCH_KEEP (1024 * 1024)
@@ -66,54 +67,6 @@ struct v8log_scan {
 	struct v8log_scan_stats st;
 	char why[128];
 };
-
-struct fld {
-	const char *s;
-	size_t n;
-};
-
-/* Split [p, end) at ',' into at most max fields, the last taking the rest. */
-static size_t split(const char *p, const char *end, struct fld *f, size_t max)
-{
-	size_t nf = 0;
-	const char *c;
-
-	while (nf < max) {
-		c = nf + 1 < max ? memchr(p, ',', (size_t)(end - p)) : NULL;
-		f[nf].s = p;
-		f[nf].n = (size_t)((c ? c : end) - p);
-		nf++;
-		if (!c)
-			break;
-		p = c + 1;
-	}
-	return nf;
-}
-
-static bool fld_u64(const struct fld *f, uint64_t *out)
-{
-	const char *p = f->s, *end = f->s + f->n;
-
-	return textscan__dec(&p, end, out) && p == end;
-}
-
-/* An int, optionally negative, as v8log.c reads one. */
-static bool fld_int(const struct fld *f, int *out)
-{
-	struct fld digits = *f;
-	bool neg = false;
-	uint64_t v;
-
-	if (digits.n && digits.s[0] == '-') {
-		neg = true;
-		digits.s++;
-		digits.n--;
-	}
-	if (!fld_u64(&digits, &v) || v > (uint64_t)INT_MAX + neg)
-		return false;
-	*out = neg ? (int)(-(int64_t)v) : (int)v;
-	return true;
-}
 
 /* Decode a String field into the scratch buffer, NUL-terminated.  NULL: ENOMEM. */
 static char *decode(struct v8log_scan *s, const struct fld *f, size_t *len)
