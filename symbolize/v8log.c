@@ -593,26 +593,14 @@ static int ev_script_details(struct v8log *log, const char *p, const char *end)
 	return 1;
 }
 
+/* major, minor, build, patch[, embedder], candidate */
 static int ev_version(struct v8log *log, const char *p, const char *end)
 {
-	struct fld f[7];
-	size_t nf = split(p, end, f, 7), i;
-	uint64_t v;
-
-	/* major, minor, build, patch[, embedder], candidate */
-	if (nf < 5 || nf > 6 || !fld_u64(&f[nf - 1], &v))
-		goto bad;
-	for (i = 0; i < 4; i++) {
-		if (!fld_u64(&f[i], &v))
-			goto bad;
+	if (!v8log_fields__version(p, end, log->version, sizeof(log->version))) {
+		note_malformed(log);
+		return 0;
 	}
-	snprintf(log->version, sizeof(log->version), "%.*s.%.*s.%.*s.%.*s%.*s", (int)f[0].n,
-		 f[0].s, (int)f[1].n, f[1].s, (int)f[2].n, f[2].s, (int)f[3].n, f[3].s,
-		 nf == 6 ? (int)(f[4].n > 64 ? 64 : f[4].n) : 0, nf == 6 ? f[4].s : "");
 	return 1;
-bad:
-	note_malformed(log);
-	return 0;
 }
 
 /* ---- lines ---------------------------------------------------------------- */

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "lib/textscan.h"
@@ -98,6 +99,29 @@ static inline bool fld_is_number(const struct fld *f)
 static inline bool fld_is(const struct fld *f, const char *s)
 {
 	return strlen(s) == f->n && !memcmp(f->s, s, f->n);
+}
+
+/*
+ * The V8 version of a "v8-version" line's fields
+ * (major,minor,build,patch[,embedder],candidate) into buf as
+ * "major.minor.build.patch[embedder]"; false for a malformed line.
+ */
+static inline bool v8log_fields__version(const char *p, const char *end, char *buf, size_t len)
+{
+	struct fld f[7];
+	size_t nf = split(p, end, f, 7), i;
+	uint64_t v;
+
+	if (nf < 5 || nf > 6 || !fld_u64(&f[nf - 1], &v))
+		return false;
+	for (i = 0; i < 4; i++) {
+		if (!fld_u64(&f[i], &v))
+			return false;
+	}
+	snprintf(buf, len, "%.*s.%.*s.%.*s.%.*s%.*s", (int)f[0].n, f[0].s, (int)f[1].n,
+		 f[1].s, (int)f[2].n, f[2].s, (int)f[3].n, f[3].s,
+		 nf == 6 ? (int)(f[4].n > 64 ? 64 : f[4].n) : 0, nf == 6 ? f[4].s : "");
+	return true;
 }
 
 #endif /* ISOPROF_SYMBOLIZE_V8LOG_FIELDS_H */

@@ -257,25 +257,11 @@ static int ev_script_details(struct v8log_scan *s, const char *p, const char *en
 	return 0;
 }
 
-/* v8-version,<major>,<minor>,<build>,<patch>[,<embedder>],<candidate>: as v8log.c. */
+/* v8-version,<major>,<minor>,<build>,<patch>[,<embedder>],<candidate> */
 static int ev_version(struct v8log_scan *s, const char *p, const char *end)
 {
-	struct fld f[7];
-	size_t nf = split(p, end, f, 7), i;
-	uint64_t v;
-
-	if (nf < 5 || nf > 6 || !fld_u64(&f[nf - 1], &v))
-		goto bad;
-	for (i = 0; i < 4; i++) {
-		if (!fld_u64(&f[i], &v))
-			goto bad;
-	}
-	snprintf(s->version, sizeof(s->version), "%.*s.%.*s.%.*s.%.*s%.*s", (int)f[0].n,
-		 f[0].s, (int)f[1].n, f[1].s, (int)f[2].n, f[2].s, (int)f[3].n, f[3].s,
-		 nf == 6 ? (int)(f[4].n > 64 ? 64 : f[4].n) : 0, nf == 6 ? f[4].s : "");
-	return 0;
-bad:
-	s->st.malformed++;
+	if (!v8log_fields__version(p, end, s->version, sizeof(s->version)))
+		s->st.malformed++;
 	return 0;
 }
 
