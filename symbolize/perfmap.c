@@ -29,6 +29,7 @@ struct perfmap {
 	uint64_t *want;
 	size_t nr_want, want_cap;
 	bool rescan;
+	size_t unindexed;	/* entries added since the last reindex */
 
 	size_t added;		/* entries added by the current call */
 	uint64_t lines;
@@ -52,6 +53,9 @@ static void note_malformed(struct perfmap *pm)
 	if (!pm->malformed++)
 		pm->first_malformed = (size_t)pm->lines;
 }
+
+/* A filtered read folds its new entries into the index this often. */
+#define PERFMAP_FOLD_EVERY 16384
 
 /* First index in the filter whose address is >= addr. */
 static size_t want_pos(const struct perfmap *pm, uint64_t addr)
@@ -104,6 +108,17 @@ static int add_line(struct perfmap *pm, const char *line, size_t len)
 	if (id < 0)
 		return (int)id;
 	pm->added++;
+	/*
+	 * V8 logs every builtin again for each new isolate, at the same
+	 * address: a wanted address in one is covered a thousand times on a
+	 * host of a thousand isolates.  Folding often lets the copies that
+	 * newer ones hide die (code_index.h), so a filtered read holds about
+	 * what it keeps, not every line that matched.
+	 */
+	if (pm->filtered && ++pm->unindexed >= PERFMAP_FOLD_EVERY) {
+		pm->unindexed = 0;
+		return code_index__reindex(pm->code);
+	}
 	return 0;
 }
 
@@ -211,6 +226,7 @@ static int rewind_file(struct perfmap *pm)
 	struct line_tail *t = &pm->tail;
 	struct read_budget *budget = t->budget;
 	struct safe_open_opts o = t->open;
+	uint64_t bytes_read = t->bytes_read;
 	size_t restarts = t->restarts;
 	char *path = strdup(t->path);
 	int err;
@@ -225,6 +241,7 @@ static int rewind_file(struct perfmap *pm)
 		return err;
 	}
 	t->restarts = restarts;
+	t->bytes_read = bytes_read;
 	clear(pm);
 	pm->rescan = false;
 	return 0;
