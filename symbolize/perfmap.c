@@ -217,34 +217,9 @@ int perfmap__want(struct perfmap *pm, const uint64_t *addrs, size_t n)
 	return 0;
 }
 
-/*
- * Read the file again from its start: a reader of the same file, with the
- * same options and budget, and an empty index.
- */
-static int rewind_file(struct perfmap *pm)
+int perfmap__hold(struct perfmap *pm)
 {
-	struct line_tail *t = &pm->tail;
-	struct read_budget *budget = t->budget;
-	struct safe_open_opts o = t->open;
-	uint64_t bytes_read = t->bytes_read;
-	size_t restarts = t->restarts;
-	char *path = strdup(t->path);
-	int err;
-
-	if (!path)
-		return -ENOMEM;
-	line_tail__release(t);
-	err = line_tail__init(t, path, PERFMAP_LINE_MAX, &o, budget);
-	free(path);
-	if (err) {
-		pm->has_file = false;
-		return err;
-	}
-	t->restarts = restarts;
-	t->bytes_read = bytes_read;
-	clear(pm);
-	pm->rescan = false;
-	return 0;
+	return pm->has_file ? line_tail__hold(&pm->tail) : -EINVAL;
 }
 
 static int added(const struct perfmap *pm)
@@ -258,10 +233,11 @@ int perfmap__update(struct perfmap *pm)
 
 	if (!pm->has_file)
 		return -EINVAL;
+	/* the same file (a held one stays held), from its start */
 	if (pm->rescan) {
-		err = rewind_file(pm);
-		if (err)
-			return err;
+		line_tail__rewind(&pm->tail);
+		clear(pm);
+		pm->rescan = false;
 	}
 	pm->added = 0;
 	err = line_tail__read(&pm->tail, &tail_ops, pm);

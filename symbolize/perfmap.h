@@ -96,6 +96,16 @@ void perfmap__free(struct perfmap *pm);
  */
 int perfmap__update(struct perfmap *pm);
 
+/*
+ * Open the file now and read that one from then on, wherever its path
+ * points later (line_tail__hold()): a capture that reads its target's map
+ * after the window holds it from before, so a map deleted or replaced
+ * meanwhile still names what the target ran.  0, -EINVAL without a path,
+ * or the refusal or errno of the open (perfmap__why() says why; later
+ * updates then open the path as without it).
+ */
+int perfmap__hold(struct perfmap *pm);
+
 /* The path given to perfmap__new(); "" without one. */
 const char *perfmap__path(const struct perfmap *pm);
 

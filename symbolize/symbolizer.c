@@ -649,7 +649,8 @@ static int read_snapshot(struct symbolizer *s, struct uproc *p, bool first)
 
 /*
  * The path is fixed now, while /proc/PID/root and NSpid can still be read;
- * the file itself is read later (preload, refresh, or a JIT lookup).
+ * the file itself is read later (preload, refresh, or a JIT lookup), and
+ * with lazy_jit opened now.
  */
 static void open_perfmap(struct symbolizer *s, struct uproc *p, bool uid_known)
 {
@@ -665,11 +666,20 @@ static void open_perfmap(struct symbolizer *s, struct uproc *p, bool uid_known)
 		return;
 	p->perfmap = perfmap__new(path, &o, s->budget);
 	p->perfmap_err = -ENOENT;
+	if (!p->perfmap || !s->lazy_jit)
+		return;
 	/* nothing wanted yet: nothing kept */
-	if (p->perfmap && s->lazy_jit && perfmap__want(p->perfmap, NULL, 0)) {
+	if (perfmap__want(p->perfmap, NULL, 0)) {
 		perfmap__free(p->perfmap);
 		p->perfmap = NULL;
+		return;
 	}
+	/*
+	 * Read after the window, but the file of now: deleted or replaced
+	 * meanwhile, it still names what ran.  A refusal is noted when the
+	 * read opens the path again.
+	 */
+	perfmap__hold(p->perfmap);
 }
 
 /*

@@ -97,6 +97,8 @@ struct symbolizer_opts {
 	 * resolved; preload and refresh leave them alone.  A capture that
 	 * symbolizes after its window sets it: the map of a host holds
 	 * everything it ever compiled (hundreds of MB at a thousand isolates).
+	 * The map is opened when the process is tracked and that file is the
+	 * one read (perfmap__hold()): one descriptor per process.
 	 */
 	bool lazy_jit;
 };
