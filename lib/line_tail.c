@@ -27,6 +27,7 @@ int line_tail__init(struct line_tail *t, const char *path, size_t max_line,
 	if (!t->path)
 		return -ENOMEM;
 	t->max_line = max_line ? max_line : LINE_TAIL_MAX_DEFAULT;
+	t->fd = -1;
 	if (open)
 		t->open = *open;
 	t->budget = budget;
@@ -40,9 +41,20 @@ const char *line_tail__why(const struct line_tail *t)
 
 void line_tail__release(struct line_tail *t)
 {
+	if (t->fd >= 0)
+		close(t->fd);
 	free(t->path);
 	free(t->buf);
 	memset(t, 0, sizeof(*t));
+	t->fd = -1;
+}
+
+void line_tail__rewind(struct line_tail *t)
+{
+	t->known = false;
+	t->offset = 0;
+	t->skipping = false;
+	t->check_len = 0;
 }
 
 /* The one place the file is opened (safe_open.h): an fd, or a negative errno. */
@@ -58,6 +70,39 @@ static int tail_open(struct line_tail *t, struct stat *st)
 	}
 	*st = info.st;
 	return fd;
+}
+
+int line_tail__hold(struct line_tail *t)
+{
+	struct stat st;
+	int fd;
+
+	if (t->fd >= 0)
+		return 0;
+	t->why[0] = '\0';
+	fd = tail_open(t, &st);
+	if (fd < 0)
+		return fd;
+	t->fd = fd;
+	return 0;
+}
+
+/* The file of this read: the held one, or the path opened now. */
+static int tail_file(struct line_tail *t, struct stat *st)
+{
+	if (t->fd < 0)
+		return tail_open(t, st);
+	if (fstat(t->fd, st)) {
+		snprintf(t->why, sizeof(t->why), "fstat: %s", strerror(errno));
+		return -errno;
+	}
+	return t->fd;
+}
+
+static void tail_done(struct line_tail *t, int fd)
+{
+	if (fd != t->fd)
+		close(fd);
 }
 
 /*
@@ -218,7 +263,7 @@ int line_tail__read(struct line_tail *t, const struct line_tail_ops *ops, void *
 	ssize_t n;
 
 	t->why[0] = '\0';
-	fd = tail_open(t, &st);
+	fd = tail_file(t, &st);
 	if (fd < 0)
 		return fd;
 	if (tail_rewritten(t, fd, &st)) {
@@ -228,7 +273,7 @@ int line_tail__read(struct line_tail *t, const struct line_tail_ops *ops, void *
 		t->restarts++;
 		err = ops->restart(ctx);
 		if (err < 0) {
-			close(fd);
+			tail_done(t, fd);
 			return err;
 		}
 	}
@@ -278,7 +323,7 @@ out:
 	free(t->buf);
 	t->buf = NULL;
 	t->cap = 0;
-	close(fd);
+	tail_done(t, fd);
 	return err;
 }
 

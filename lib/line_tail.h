@@ -4,12 +4,13 @@
  * as V8's perf map and code log, polled while their writer runs.
  *
  * Each line_tail__read() opens the file, offers every complete line
- * appended since the last call and closes it again.  A last line without
- * its newline is left for a later call (a writer can be seen half-way
- * through a line).  The file is read from scratch, after ops->restart(),
- * when it was replaced (other device or inode), shrank below what was
- * read, or the bytes just before the read offset changed (the writer
- * truncated and rewrote it, e.g. a new process that reuses the pid).
+ * appended since the last call and closes it again (unless it is held:
+ * line_tail__hold()).  A last line without its newline is left for a
+ * later call (a writer can be seen half-way through a line).  The file
+ * is read from scratch, after ops->restart(), when it was replaced (other
+ * device or inode), shrank below what was read, or the bytes just before
+ * the read offset changed (the writer truncated and rewrote it, e.g. a new
+ * process that reuses the pid).
  * Lines longer than max_line are not buffered: they are offered as
  * skipped (line NULL) as soon as they are known to be too long, and the
  * rest of such a line is passed over.  Reads are sized to what was
@@ -56,6 +57,7 @@ struct line_tail {
 	size_t restarts;	/* times the file was found replaced or rewritten */
 	struct safe_open_opts open;
 	struct read_budget *budget;
+	int fd;			/* held (line_tail__hold()); -1: opened per read */
 	char why[128];		/* why the last read failed; "" */
 };
 
@@ -78,6 +80,25 @@ struct line_tail_ops {
 int line_tail__init(struct line_tail *t, const char *path, size_t max_line,
 		    const struct safe_open_opts *open, struct read_budget *budget);
 void line_tail__release(struct line_tail *t);
+
+/*
+ * Open the file now (through safe_open, as a read would) and keep it open:
+ * every later read reads this file, and the path is not looked at again.
+ * A reader that reads once, long after it starts (a capture, after its
+ * window), so still sees the file as it was when it started, and what its
+ * writer appended since: deleted or replaced at the path meanwhile, it is
+ * the same file (a rewrite in place is noticed as usual).  One descriptor
+ * per reader, until line_tail__release().  0 (also when already held), or
+ * the negative errno of the open (line_tail__why() says why); the reader
+ * then opens by path at each read, as without it.
+ */
+int line_tail__hold(struct line_tail *t);
+
+/*
+ * The next read starts again from the beginning, as a first read (no
+ * ops->restart, not counted in restarts); bytes_read and a held file stay.
+ */
+void line_tail__rewind(struct line_tail *t);
 
 /*
  * Offer every complete line appended since the last call.  Returns the

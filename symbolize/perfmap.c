@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/line_tail.h"
 #include "lib/procfs.h"
 #include "lib/textscan.h"
@@ -18,6 +19,17 @@ struct perfmap {
 	struct line_tail tail;
 	bool has_file;
 	struct code_index *code;
+
+	/*
+	 * The filter (perfmap__want()): sorted, unique; only entries covering
+	 * one of these are kept.  rescan: addresses were added since the
+	 * file was last read from its start.
+	 */
+	bool filtered;
+	uint64_t *want;
+	size_t nr_want, want_cap;
+	bool rescan;
+	size_t unindexed;	/* entries added since the last reindex */
 
 	size_t added;		/* entries added by the current call */
 	uint64_t lines;
@@ -42,6 +54,33 @@ static void note_malformed(struct perfmap *pm)
 		pm->first_malformed = (size_t)pm->lines;
 }
 
+/* A filtered read folds its new entries into the index this often. */
+#define PERFMAP_FOLD_EVERY 16384
+
+/* First index in the filter whose address is >= addr. */
+static size_t want_pos(const struct perfmap *pm, uint64_t addr)
+{
+	size_t lo = 0, hi = pm->nr_want;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->want[mid] < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Does [start, start + size) hold an address the filter wants? */
+static bool wanted(const struct perfmap *pm, uint64_t start, uint64_t size)
+{
+	size_t i = want_pos(pm, start);
+
+	return i < pm->nr_want && pm->want[i] - start < size;
+}
+
 /* One line without its newline; NULL for one too long to keep. */
 static int add_line(struct perfmap *pm, const char *line, size_t len)
 {
@@ -63,12 +102,23 @@ static int add_line(struct perfmap *pm, const char *line, size_t len)
 		note_malformed(pm);
 		return 0;
 	}
-	if (!size)
+	if (!size || (pm->filtered && !wanted(pm, start, size)))
 		return 0;
 	id = code_index__add(pm->code, start, size, p, (size_t)(end - p), NULL);
 	if (id < 0)
 		return (int)id;
 	pm->added++;
+	/*
+	 * V8 logs every builtin again for each new isolate, at the same
+	 * address: a wanted address in one is covered a thousand times on a
+	 * host of a thousand isolates.  Folding often lets the copies that
+	 * newer ones hide die (code_index.h), so a filtered read holds about
+	 * what it keeps, not every line that matched.
+	 */
+	if (pm->filtered && ++pm->unindexed >= PERFMAP_FOLD_EVERY) {
+		pm->unindexed = 0;
+		return code_index__reindex(pm->code);
+	}
 	return 0;
 }
 
@@ -132,7 +182,44 @@ void perfmap__free(struct perfmap *pm)
 	if (pm->has_file)
 		line_tail__release(&pm->tail);
 	code_index__free(pm->code);
+	free(pm->want);
 	free(pm);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int perfmap__want(struct perfmap *pm, const uint64_t *addrs, size_t n)
+{
+	size_t total = pm->nr_want + n, k = 0, old = pm->nr_want;
+
+	/* what an unfiltered read kept is more than asked for: start over */
+	if (!pm->filtered && perfmap__count(pm))
+		pm->rescan = true;
+	pm->filtered = true;
+	if (!n)
+		return 0;
+	if (array_grow(&pm->want, &pm->want_cap, total))
+		return -ENOMEM;
+	memcpy(pm->want + old, addrs, n * sizeof(*addrs));
+	qsort(pm->want, total, sizeof(*pm->want), cmp_u64);
+	for (size_t i = 0; i < total; i++)
+		if (!k || pm->want[i] != pm->want[k - 1])
+			pm->want[k++] = pm->want[i];
+	pm->nr_want = k;
+	/* entries dropped by an earlier read may cover the new addresses */
+	if (k != old && (pm->lines || perfmap__count(pm)))
+		pm->rescan = true;
+	return 0;
+}
+
+int perfmap__hold(struct perfmap *pm)
+{
+	return pm->has_file ? line_tail__hold(&pm->tail) : -EINVAL;
 }
 
 static int added(const struct perfmap *pm)
@@ -146,6 +233,12 @@ int perfmap__update(struct perfmap *pm)
 
 	if (!pm->has_file)
 		return -EINVAL;
+	/* the same file (a held one stays held), from its start */
+	if (pm->rescan) {
+		line_tail__rewind(&pm->tail);
+		clear(pm);
+		pm->rescan = false;
+	}
 	pm->added = 0;
 	err = line_tail__read(&pm->tail, &tail_ops, pm);
 	/* Lines read before an error are kept: index them anyway. */
@@ -171,8 +264,15 @@ int perfmap__parse_buf(struct perfmap *pm, const char *buf, size_t len)
 int perfmap__lookup(struct perfmap *pm, uint64_t addr, struct perfmap_sym *out)
 {
 	struct code_entry e;
+	size_t i;
 	int err;
 
+	/* an entry kept for another address may hide behind one dropped */
+	if (pm->filtered) {
+		i = want_pos(pm, addr);
+		if (i == pm->nr_want || pm->want[i] != addr)
+			return -ENOENT;
+	}
 	err = code_index__lookup(pm->code, addr, &e);
 	if (err < 0)
 		return err;
@@ -191,6 +291,16 @@ const char *perfmap__path(const struct perfmap *pm)
 const char *perfmap__why(const struct perfmap *pm)
 {
 	return pm->has_file ? line_tail__why(&pm->tail) : "";
+}
+
+bool perfmap__wants(const struct perfmap *pm, uint64_t addr)
+{
+	size_t i;
+
+	if (!pm->filtered)
+		return true;
+	i = want_pos(pm, addr);
+	return i < pm->nr_want && pm->want[i] == addr;
 }
 
 size_t perfmap__count(const struct perfmap *pm)
@@ -216,7 +326,8 @@ void perfmap__stats(const struct perfmap *pm, struct perfmap_stats *st)
 	st->lines = pm->lines;
 	st->malformed = pm->malformed;
 	st->first_malformed_line = pm->first_malformed;
-	st->mem_bytes = sizeof(*pm) + code_index__mem_bytes(pm->code);
+	st->mem_bytes = sizeof(*pm) + code_index__mem_bytes(pm->code) +
+			pm->want_cap * sizeof(*pm->want);
 	if (pm->has_file) {
 		st->offset = pm->tail.offset;
 		st->bytes_read = pm->tail.bytes_read;

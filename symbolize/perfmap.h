@@ -17,6 +17,15 @@
  * what is held (symbolize/code_index.h).  Entries of size 0 cover nothing
  * and are not kept.
  *
+ * Filtered (perfmap__want()): a reader that knows which addresses it will
+ * look up (a capture, after its window) keeps only the entries covering
+ * one of them, so memory follows the distinct sampled addresses, not the
+ * file, and a read is one pass of parsing two numbers per line.  For a
+ * wanted address the answer is the same as without the filter (the newest
+ * entry covering it wins: that entry is kept); other addresses are not
+ * found.  Wanting addresses not wanted before makes the next update read
+ * the file again from its start (entries dropped earlier may cover them).
+ *
  * Reading (lib/line_tail.h): perfmap__update() reads only the bytes
  * appended since the last call.  A last line without its newline is left for a later call (V8
  * writes line-buffered, a reader can see half a line).  When the file was
@@ -87,6 +96,16 @@ void perfmap__free(struct perfmap *pm);
  */
 int perfmap__update(struct perfmap *pm);
 
+/*
+ * Open the file now and read that one from then on, wherever its path
+ * points later (line_tail__hold()): a capture that reads its target's map
+ * after the window holds it from before, so a map deleted or replaced
+ * meanwhile still names what the target ran.  0, -EINVAL without a path,
+ * or the refusal or errno of the open (perfmap__why() says why; later
+ * updates then open the path as without it).
+ */
+int perfmap__hold(struct perfmap *pm);
+
 /* The path given to perfmap__new(); "" without one. */
 const char *perfmap__path(const struct perfmap *pm);
 
@@ -101,7 +120,22 @@ const char *perfmap__why(const struct perfmap *pm);
  */
 int perfmap__parse_buf(struct perfmap *pm, const char *buf, size_t len);
 
-/* The newest entry covering addr: 0, or -ENOENT (none), -ENOMEM. */
+/*
+ * From now on keep only the entries covering one of addrs[0..n) or of the
+ * addresses wanted before (see above); n may be 0 (then nothing is kept
+ * until addresses are wanted).  The next perfmap__update() reads from the
+ * start when new addresses came, or an unfiltered read kept entries.
+ * 0 or -ENOMEM (the filter is then unchanged).
+ */
+int perfmap__want(struct perfmap *pm, const uint64_t *addrs, size_t n);
+
+/* Would a lookup of addr be answered (no filter, or addr is wanted)? */
+bool perfmap__wants(const struct perfmap *pm, uint64_t addr);
+
+/*
+ * The newest entry covering addr: 0, or -ENOENT (none, or a filtered map
+ * that does not want addr), -ENOMEM.
+ */
 int perfmap__lookup(struct perfmap *pm, uint64_t addr, struct perfmap_sym *out);
 
 size_t perfmap__count(const struct perfmap *pm);

@@ -103,6 +103,7 @@ struct symbolizer {
 	char *proc_root;
 	char *kallsyms_path;
 	struct read_budget *budget;
+	bool lazy_jit;
 
 	struct uproc **procs;	/* sorted by pid */
 	size_t nr_procs, cap_procs;
@@ -249,6 +250,7 @@ struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts)
 		return NULL;
 	s->next_id = 1;
 	s->budget = opts ? opts->budget : NULL;
+	s->lazy_jit = opts && opts->lazy_jit;
 	s->proc_root = strdup(opts && opts->proc_root ? opts->proc_root : "/proc");
 	s->kallsyms_path = strdup(opts && opts->kallsyms_path ? opts->kallsyms_path :
 				  "/proc/kallsyms");
@@ -647,7 +649,8 @@ static int read_snapshot(struct symbolizer *s, struct uproc *p, bool first)
 
 /*
  * The path is fixed now, while /proc/PID/root and NSpid can still be read;
- * the file itself is read later (preload, refresh, or a JIT lookup).
+ * the file itself is read later (preload, refresh, or a JIT lookup), and
+ * with lazy_jit opened now.
  */
 static void open_perfmap(struct symbolizer *s, struct uproc *p, bool uid_known)
 {
@@ -663,6 +666,20 @@ static void open_perfmap(struct symbolizer *s, struct uproc *p, bool uid_known)
 		return;
 	p->perfmap = perfmap__new(path, &o, s->budget);
 	p->perfmap_err = -ENOENT;
+	if (!p->perfmap || !s->lazy_jit)
+		return;
+	/* nothing wanted yet: nothing kept */
+	if (perfmap__want(p->perfmap, NULL, 0)) {
+		perfmap__free(p->perfmap);
+		p->perfmap = NULL;
+		return;
+	}
+	/*
+	 * Read after the window, but the file of now: deleted or replaced
+	 * meanwhile, it still names what ran.  A refusal is noted when the
+	 * read opens the path again.
+	 */
+	perfmap__hold(p->perfmap);
 }
 
 /*
@@ -784,7 +801,7 @@ int symbolizer__refresh(struct symbolizer *s, pid_t pid)
 	if (!p)
 		return -ESRCH;
 	/* A map found rewritten is read whole each time: not more than once a second. */
-	if (!p->perfmap_restarts || monotime_ns() - p->perfmap_read_ns >= PERFMAP_REWRITTEN_REREAD_NS)
+	if (!s->lazy_jit && (!p->perfmap_restarts || monotime_ns() - p->perfmap_read_ns >= PERFMAP_REWRITTEN_REREAD_NS))
 		update_perfmap(s, p);
 	return read_snapshot(s, p, false);
 }
@@ -858,7 +875,8 @@ int symbolizer__preload(struct symbolizer *s, pid_t pid)
 
 	if (!p)
 		return -ESRCH;
-	update_perfmap(s, p);
+	if (!s->lazy_jit)
+		update_perfmap(s, p);
 	for (i = 0; i < p->nr_hist; i++) {
 		struct umap *m = p->hist[i];
 
@@ -886,6 +904,12 @@ static void resolve_jit(struct symbolizer *s, struct uproc *p, uint64_t ip, bool
 		if (in_anon)
 			out->miss = SYM_MISS_NO_PERFMAP;
 		return;
+	}
+	/* lazy_jit: an address nobody asked for costs a pass of its own */
+	if (!perfmap__wants(p->perfmap, ip)) {
+		if (perfmap__want(p->perfmap, &ip, 1))
+			return;
+		p->perfmap_read = false;
 	}
 	if (!p->perfmap_read)
 		update_perfmap(s, p);
@@ -934,6 +958,36 @@ bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid)
 	if (!p->perfmap_read)
 		update_perfmap(s, p);
 	return perfmap__count(p->perfmap) > 0 || p->perfmap_err != -ENOENT;
+}
+
+int symbolizer__want_jit(struct symbolizer *s, pid_t pid, const uint64_t *ips, size_t n)
+{
+	struct uproc *p = find_proc(s, pid);
+	uint64_t *jit;
+	size_t k = 0;
+	int err;
+
+	if (!p)
+		return -ESRCH;
+	if (!s->lazy_jit || !p->perfmap || !n)
+		return 0;
+	jit = malloc(n * sizeof(*jit));
+	if (!jit)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++) {
+		size_t i = seg_pos(p, ips[j]);
+
+		/* what resolve_user() sends to the perf map */
+		if (i >= p->nr_segs || ips[j] < p->segs[i].start ||
+		    p->segs[i].map->kind == UMAP_ANON)
+			jit[k++] = ips[j];
+	}
+	err = perfmap__want(p->perfmap, jit, k);
+	free(jit);
+	/* the next resolve reads: from the start when the filter grew */
+	if (!err && k)
+		p->perfmap_read = false;
+	return err;
 }
 
 int symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t ip,

@@ -91,6 +91,16 @@ struct symbolizer_opts {
 	const char *proc_root;	   /* default "/proc" (tests may point elsewhere) */
 	const char *kallsyms_path; /* default "/proc/kallsyms" */
 	struct read_budget *budget; /* charged for perf map reads; NULL: none (not owned) */
+	/*
+	 * Read perf maps for the addresses asked for only
+	 * (symbolizer__want_jit()), in one pass when the first of them is
+	 * resolved; preload and refresh leave them alone.  A capture that
+	 * symbolizes after its window sets it: the map of a host holds
+	 * everything it ever compiled (hundreds of MB at a thousand isolates).
+	 * The map is opened when the process is tracked and that file is the
+	 * one read (perfmap__hold()): one descriptor per process.
+	 */
+	bool lazy_jit;
 };
 
 struct symbolizer *symbolizer__new(const struct symbolizer_opts *opts);
@@ -115,6 +125,16 @@ int symbolizer__refresh(struct symbolizer *s, pid_t pid);
  * first file that failed (the rest are still loaded; see notes).
  */
 int symbolizer__preload(struct symbolizer *s, pid_t pid);
+
+/*
+ * lazy_jit: the addresses of pid that will be resolved (ip - 1 for return
+ * addresses, as resolved), any number of calls before resolving; those
+ * that may be JIT code (anonymous memory, or no mapping) are kept for the
+ * perf map's one pass.  An address resolved without being named here
+ * costs a pass of its own.  0, -ESRCH (untracked pid), -ENOMEM; without
+ * lazy_jit, 0 and nothing done.
+ */
+int symbolizer__want_jit(struct symbolizer *s, pid_t pid, const uint64_t *ips, size_t n);
 
 /*
  * Resolve a user-space instruction address of a tracked process.  For a

@@ -8,6 +8,7 @@
 #   - a process in its own mount namespace that maps a file it mounted at
 #     /dev/full: the host's device must not be opened;
 #   - a .so owned by nobody, truncated while mapped and sampled;
+#   - a perf map deleted during the window, another file planted at its path;
 #   - a perf map rewritten over and over during the window.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -228,6 +229,44 @@ while True:
 	fi
 	kill "$zp" 2>/dev/null
 	wait "$zp" 2>/dev/null
+fi
+
+# --- a perf map deleted during the window --------------------------------------
+# record reads the map after the window, from the file it opened when it
+# tracked the target: deleted during the window, with a file of the
+# target's user planted at its path, the JIT frames are still named from
+# the original, and nothing from the planted one.
+if start_node; then
+	map=/tmp/perf-$np.map
+	record_ok "deleted perf map: record finishes" "$T/out-deleted" "$T/deleted.err" "" \
+		--pid "$np" --duration-ms 3000 >"$T/deleted.rec" &
+	rp=$!
+	sleep 1.5
+	rm -f "$map"
+	setpriv --reuid="$NOBODY" --regid="$NOGROUP" --clear-groups \
+		sh -c 'printf "1000 7ffffffff000 PLANTED_FRAME\n" >"$1"' sh "$map"
+	if wait "$rp"; then
+		cat "$T/deleted.rec"
+		pass "deleted perf map: record finishes and writes its profile"
+		if grep -q PLANTED_FRAME "$T/out-deleted.raw"; then
+			fail "deleted perf map: no frame from the planted file" "PLANTED_FRAME in the profile"
+		else
+			pass "deleted perf map: no frame from the planted file"
+		fi
+		if grep -qw hot "$T/out-deleted.raw"; then
+			pass "deleted perf map: the JS frames are named from the original (hot)"
+		else
+			grep note "$T/deleted.err"
+			fail "deleted perf map: the JS frames are named" "no frame 'hot' in the profile"
+		fi
+	else
+		cat "$T/deleted.rec"
+	fi
+	kill "$np" 2>/dev/null
+	wait "$np" 2>/dev/null
+	rm -f "$map"
+else
+	fail "deleted perf map" "node wrote no perf map"
 fi
 
 # --- a perf map rewritten during the window ------------------------------------

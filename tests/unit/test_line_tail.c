@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests for lib/line_tail: whole lines only, restarts, over-long
- * lines, a callback that stops the read, files that are not there.
+ * lines, a callback that stops the read, files that are not there, a
+ * held file.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "lib/line_tail.h"
@@ -259,6 +261,57 @@ static void test_caps(void **state)
 	line_tail__release(&u);
 }
 
+/*
+ * A held file: read after its path was deleted and another file put
+ * there, with what its writer appended meanwhile; still noticed when
+ * rewritten in place; a rewind offers it again from its start without a
+ * restart; held once, refused as a read would be.
+ */
+static void test_hold(void **state)
+{
+	struct seen s = { 0 };
+	struct line_tail t;
+	char path[128], dir[128];
+	int w;
+
+	in_dir(path, sizeof(path), state, "held.map");
+	put_str(path, O_TRUNC, "a\nb\n");
+	w = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	assert_true(w >= 0);
+	assert_int_equal(line_tail__init(&t, path, 0, NULL, NULL), 0);
+	assert_int_equal(line_tail__hold(&t), 0);
+	assert_int_equal(line_tail__hold(&t), 0);
+	assert_int_equal(unlink(path), 0);
+	put_str(path, O_TRUNC, "planted\n");
+	assert_int_equal(write(w, "c\n", 2), 2);
+	expect_read(&t, &s, 3, "a|b|c|");
+	assert_int_equal(write(w, "d\n", 2), 2);
+	expect_read(&t, &s, 1, "a|b|c|d|");
+	/* rewritten in place: a restart, as for a file opened by path */
+	assert_int_equal(ftruncate(w, 0), 0);
+	assert_int_equal(write(w, "e\n", 2), 2);
+	expect_read(&t, &s, 1, "e|");
+	assert_int_equal(s.restarts, 1);
+	line_tail__rewind(&t);
+	s.text[0] = '\0';
+	expect_read(&t, &s, 1, "e|");
+	assert_int_equal(s.restarts, 1);
+	assert_int_equal(t.restarts, 1);
+	assert_int_equal(t.bytes_read, 12);
+	assert_int_equal(close(w), 0);
+	line_tail__release(&t);
+
+	/* a directory is refused at hold as at read; reads then open the path */
+	in_dir(dir, sizeof(dir), state, "adir");
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(line_tail__init(&t, dir, 0, NULL, NULL), 0);
+	assert_int_equal(line_tail__hold(&t), -EINVAL);
+	assert_true(*line_tail__why(&t));
+	assert_int_equal(line_tail__read(&t, &ops, &s), -EINVAL);
+	line_tail__release(&t);
+	line_tail__release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +319,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restarts, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_long_lines, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_caps, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_hold, make_dir, remove_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -448,6 +448,93 @@ static void make_link(const char *target, const char *fmt, const char *a, int b)
 	assert_int_equal(symlink(target, path), 0);
 }
 
+/*
+ * A filtered map keeps only the entries covering wanted addresses, gives
+ * them the same answers as the whole map (newest wins, reused addresses,
+ * appended lines), finds no other address, and reads from the start when
+ * the filter grows.
+ */
+static void test_want(void **state)
+{
+	static const char first[] =
+		"1000 100 JS:~old x.js:1:1\n"	/* later hidden at 0x1010, visible at 0x1080 */
+		"2000 10 JS:~b x.js:2:2\n"
+		"1000 20 JS:*new x.js:1:1\n"
+		"3000 10 JS:~c x.js:3:3\n";
+	static const char more[] = "2000 10 JS:*b2 x.js:2:2\n4000 10 JS:~d x.js:4:4\n";
+	const uint64_t want[] = { 0x1080, 0x1010, 0x2005, 0x1010 };
+	const uint64_t later = 0x3004;
+	struct perfmap_sym sym;
+	struct perfmap_stats st;
+	struct perfmap *pm;
+	char path[128];
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "want.map");
+	write_str(path, "w", first);
+	pm = perfmap__new(path, NULL, NULL);
+	assert_non_null(pm);
+	assert_int_equal(perfmap__want(pm, want, 4), 0);
+	assert_true(perfmap__wants(pm, 0x1010));
+	assert_false(perfmap__wants(pm, 0x3004));
+	assert_int_equal(perfmap__update(pm), 3);
+	assert_string_equal(name_at(pm, 0x1010), "JS:*new x.js:1:1");
+	assert_string_equal(name_at(pm, 0x1080), "JS:~old x.js:1:1");
+	assert_string_equal(name_at(pm, 0x2005), "JS:~b x.js:2:2");
+	/* covered in the file, but not wanted: not found */
+	assert_int_equal(perfmap__lookup(pm, 0x3004, &sym), -ENOENT);
+	assert_int_equal(perfmap__lookup(pm, 0x1050, &sym), -ENOENT);
+
+	/* appended lines: read incrementally, newest still wins */
+	write_str(path, "a", more);
+	assert_int_equal(perfmap__update(pm), 1);
+	assert_string_equal(name_at(pm, 0x2005), "JS:*b2 x.js:2:2");
+	perfmap__stats(pm, &st);
+	assert_int_equal(st.restarts, 0);
+	assert_int_equal(st.bytes_read, strlen(first) + strlen(more));
+
+	/* a new address: read again from the start, the old answers unchanged */
+	assert_int_equal(perfmap__want(pm, &later, 1), 0);
+	assert_int_equal(perfmap__update(pm), 5);
+	assert_string_equal(name_at(pm, 0x3004), "JS:~c x.js:3:3");
+	assert_string_equal(name_at(pm, 0x1010), "JS:*new x.js:1:1");
+	assert_string_equal(name_at(pm, 0x1080), "JS:~old x.js:1:1");
+	assert_string_equal(name_at(pm, 0x2005), "JS:*b2 x.js:2:2");
+	perfmap__stats(pm, &st);
+	assert_int_equal(st.bytes_read, 2 * (strlen(first) + strlen(more)));
+	perfmap__free(pm);
+}
+
+/*
+ * The same builtin logged again by every new isolate, at the same
+ * address: a filtered map keeps about one copy, not one per line.
+ */
+static void test_want_repeats(void **state)
+{
+	const uint64_t want = 0x5008;
+	struct perfmap_stats st;
+	struct perfmap *pm;
+	char path[128];
+	FILE *f;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "repeats.map");
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (int i = 0; i < 100000; i++)
+		fprintf(f, "5000 40 Builtin:Add_Baseline\n6000 40 Builtin:Sub_%d\n", i);
+	assert_int_equal(fclose(f), 0);
+	pm = perfmap__new(path, NULL, NULL);
+	assert_non_null(pm);
+	assert_int_equal(perfmap__want(pm, &want, 1), 0);
+	assert_int_equal(perfmap__update(pm), 100000);
+	assert_string_equal(name_at(pm, 0x5008), "Builtin:Add_Baseline");
+	perfmap__stats(pm, &st);
+	assert_int_equal(st.entries, 1);
+	assert_true(st.mem_bytes < 4 * 1024 * 1024);
+	perfmap__free(pm);
+}
+
 static void test_path_for_pid(void **state)
 {
 	char root[128], dir[256], buf[256], small[8];
@@ -523,6 +610,8 @@ int main(void)
 		cmocka_unit_test(test_restart),
 		cmocka_unit_test(test_memory_bounded),
 		cmocka_unit_test(test_long_lines),
+		cmocka_unit_test(test_want),
+		cmocka_unit_test(test_want_repeats),
 		cmocka_unit_test(test_path_for_pid),
 	};
 

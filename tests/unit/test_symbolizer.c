@@ -487,6 +487,104 @@ static void test_perfmap(void **state)
 	symbolizer__free(s);
 }
 
+/*
+ * lazy_jit, as a capture uses it: the map is opened when the process is
+ * tracked and read once, after the addresses are named, for those only.
+ * Many entries (most of them not wanted), an address covered by an older
+ * and a newer entry (the newer wins), one in no entry, one resolved
+ * without being wanted (a pass of its own), lines the target appends to
+ * the file it keeps after its path was deleted, and a planted file at the
+ * path that is never read.  In another pid namespace (NSpid 4344 -> 8), so
+ * the map is under the fake proc root.
+ */
+#define LAZY_ENTRIES 50000
+
+static void test_lazy_jit(void **state)
+{
+	struct symbolizer_opts opts = { .lazy_jit = true };
+	char root[4200], dir[4300], map[4400], status[256];
+	const uint64_t base = 0x7f0000000000ull;
+	uint64_t want[4];
+	struct symbolizer *s;
+	struct sym_frame f;
+	const int pid = 4344;
+	FILE *w;
+
+	(void)state;
+	fmt_ok(snprintf(root, sizeof(root), "%s/proc-lazy", tmpdir), sizeof(root));
+	assert_int_equal(mkdir(root, 0755), 0);
+	write_maps(root, pid, "7f0000000000-7f0001000000 r-xp 00000000 00:00 0 \n");
+	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d", root, pid), sizeof(dir));
+	fmt_ok(snprintf(status, sizeof(status), "Name:\tworkerd\nTgid:\t4344\nNSpid:\t4344\t8\n"
+			"Uid:\t%u\t%u\t%u\t%u\n", (unsigned)geteuid(), (unsigned)geteuid(),
+			(unsigned)geteuid(), (unsigned)geteuid()), sizeof(status));
+	write_file(dir, "status", status);
+	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d/root", root, pid), sizeof(dir));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	fmt_ok(snprintf(dir, sizeof(dir), "%s/%d/root/tmp", root, pid), sizeof(dir));
+	assert_int_equal(mkdir(dir, 0755), 0);
+	fmt_ok(snprintf(map, sizeof(map), "%s/perf-8.map", dir), sizeof(map));
+	/* the target's writer, kept open as V8 keeps its map */
+	w = fopen(map, "w");
+	assert_non_null(w);
+	for (int i = 0; i < LAZY_ENTRIES; i++)
+		fprintf(w, "%llx 40 JS:~f%d /srv/w.js:%d:1\n",
+			(unsigned long long)(base + 0x100 * (uint64_t)i), i, i + 1);
+	/* a newer entry over f7's start: it wins there, f7 shows past its end */
+	fprintf(w, "%llx 10 JS:*f7 /srv/w.js:8:1\n", (unsigned long long)(base + 0x700));
+	assert_int_equal(fflush(w), 0);
+
+	opts.proc_root = root;
+	s = symbolizer__new(&opts);
+	assert_non_null(s);
+	assert_int_equal(symbolizer__track(s, pid), 0);
+	/* not read yet: preload and refresh leave a lazy map alone */
+	assert_int_equal(symbolizer__preload(s, pid), 0);
+	assert_int_equal(symbolizer__refresh(s, pid), 0);
+
+	/* the path deleted, another file planted there; the target writes on */
+	assert_int_equal(unlink(map), 0);
+	write_file(dir, "perf-8.map", "7f0000000000 1000000 PLANTED_FRAME\n");
+	fprintf(w, "%llx 20 JS:^late /srv/w.js:99:1\n",
+		(unsigned long long)(base + 0x100 * LAZY_ENTRIES));
+	assert_int_equal(fclose(w), 0);
+
+	want[0] = base + 0x100 * 31337 + 8;
+	want[1] = base + 0x704;			/* both f7 entries cover it */
+	want[2] = base + 0x720;			/* only the older f7 */
+	want[3] = base + 0x100 * LAZY_ENTRIES + 4;	/* appended after the delete */
+	assert_int_equal(symbolizer__want_jit(s, pid, want, 4), 0);
+	assert_int_equal(symbolizer__want_jit(s, 4343, want, 4), -ESRCH);
+
+	assert_int_equal(symbolizer__resolve_user(s, pid, want[0], &f), 0);
+	assert_int_equal(f.miss, SYM_OK);
+	assert_string_equal(f.name, "f31337");
+	assert_int_equal(f.line, 31338);
+	assert_int_equal(symbolizer__resolve_user(s, pid, want[1], &f), 0);
+	assert_string_equal(f.name, "f7");
+	assert_string_equal(f.jit_tier, "turbofan");
+	assert_int_equal(symbolizer__resolve_user(s, pid, want[2], &f), 0);
+	assert_string_equal(f.name, "f7");
+	assert_string_equal(f.jit_tier, "interpreted");
+	assert_int_equal(symbolizer__resolve_user(s, pid, want[3], &f), 0);
+	assert_string_equal(f.name, "late");
+
+	/* not wanted, covered: found all the same, by a pass of its own */
+	assert_int_equal(symbolizer__resolve_user(s, pid, base + 0x100 * 12 + 1, &f), 0);
+	assert_int_equal(f.miss, SYM_OK);
+	assert_string_equal(f.name, "f12");
+	assert_string_equal(f.system_name, "JS:~f12 /srv/w.js:13:1");
+	/* not wanted, in no entry: anonymous JIT memory, as without lazy_jit */
+	assert_int_equal(symbolizer__resolve_user(s, pid, base + 0x100 * 5 + 0x80, &f), 0);
+	assert_int_equal(f.miss, SYM_MISS_ANON);
+	/* the earlier answers hold after the extra pass */
+	assert_int_equal(symbolizer__resolve_user(s, pid, want[0], &f), 0);
+	assert_string_equal(f.name, "f31337");
+	assert_int_equal(symbolizer__resolve_user(s, pid, want[1], &f), 0);
+	assert_string_equal(f.jit_tier, "turbofan");
+	symbolizer__free(s);
+}
+
 static void test_history(void **state)
 {
 	struct symbolizer_opts opts = { 0 };
@@ -731,6 +829,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_binary),
 		cmocka_unit_test(test_history),
 		cmocka_unit_test(test_perfmap),
+		cmocka_unit_test(test_lazy_jit),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_miss_strings),

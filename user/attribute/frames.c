@@ -308,6 +308,64 @@ static void summarize(struct frame_table *ft, struct stack_view *v, size_t nkern
 		v->cls = CLASS_RUNTIME_NATIVE;
 }
 
+struct pid_addr {
+	uint32_t pid;
+	uint64_t addr;
+};
+
+static int cmp_pid_addr(const void *a, const void *b)
+{
+	const struct pid_addr *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * Every user address the stacks will resolve, to the symbolizer first: a
+ * perf map is then read once for all of them (symbolizer__want_jit()).
+ */
+static int want_user_addresses(const struct sample_store *store, struct symbolizer *sym,
+			       size_t total)
+{
+	size_t nstacks = sample_store__stack_count(store), n = 0;
+	struct pid_addr *all = malloc((total ? total : 1) * sizeof(*all));
+	uint64_t *addrs = malloc((total ? total : 1) * sizeof(*addrs));
+	struct stored_stack st;
+	int err = 0;
+
+	if (!all || !addrs) {
+		free(all);
+		free(addrs);
+		return -ENOMEM;
+	}
+	for (size_t id = 0; id < nstacks; id++) {
+		sample_store__stack(store, id, &st);
+		for (size_t i = 0; i < st.nuser; i++) {
+			bool ret = i > 0 || st.nkernel > 0;
+
+			all[n].pid = st.pid;
+			all[n++].addr = st.ips[st.nkernel + i] - (ret ? 1 : 0);
+		}
+	}
+	qsort(all, n, sizeof(*all), cmp_pid_addr);
+	for (size_t i = 0; i < n && !err;) {
+		size_t k = 0, j = i;
+
+		for (; j < n && all[j].pid == all[i].pid; j++)
+			if (!k || addrs[k - 1] != all[j].addr)
+				addrs[k++] = all[j].addr;
+		err = symbolizer__want_jit(sym, (pid_t)all[i].pid, addrs, k);
+		if (err == -ESRCH)
+			err = 0;
+		i = j;
+	}
+	free(all);
+	free(addrs);
+	return err;
+}
+
 struct frame_table *frame_table__build(const struct sample_store *store, struct symbolizer *sym,
 				       struct isolate_registry *reg)
 {
@@ -326,6 +384,8 @@ struct frame_table *frame_table__build(const struct sample_store *store, struct 
 	if (!ft->indices || !ft->stacks)
 		goto fail;
 	ft->nstacks = nstacks;
+	if (want_user_addresses(store, sym, total))
+		goto fail;
 	for (size_t id = 0; id < nstacks; id++) {
 		struct stack_view *v = &ft->stacks[id];
 		uint32_t *out = ft->indices + pos;

@@ -122,6 +122,7 @@ struct capture {
 	const char *out_name;		/* -o FILE: its name in that directory */
 	/* CLOCK_MONOTONIC: command start, sampling armed, symbol tables loaded */
 	uint64_t launch_ns, armed_ns, symbols_ns;
+	double code_logs_ms;		/* reading them after the window (post-processing) */
 	uint64_t window_start_ns, window_end_ns;
 	struct timespec wall_start;
 	int ncpus;
@@ -211,14 +212,21 @@ void record_session__release(struct capture *c);
  * the window, not after it.
  */
 int record_profiles__open_output(struct capture *c);
-/* The targets' V8 code logs, in the isolate registry. */
+/*
+ * Before the window, the targets' V8 code logs that the checks before it
+ * need, in the isolate registry: all of them with --script, else none.
+ */
 int record_profiles__load_code_logs(struct capture *c);
 /*
  * Before the window: -ENOENT when --script names nothing the code logs
  * know of (without code logs, the check waits for the samples).
  */
 int record_profiles__precheck_script(struct capture *c);
-/* After the window: the code logs of isolates created during it. */
+/*
+ * After the window: the code logs of the isolates it sampled (those known
+ * before it and those created during it), and only those.  Its time goes
+ * into post-processing.
+ */
 void record_profiles__find_new_code_logs(struct capture *c);
 /*
  * Attribute the samples to isolates, keep the groups --script/--version

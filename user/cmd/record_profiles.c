@@ -65,7 +65,59 @@ int record_profiles__open_output(struct capture *c)
 	return err;
 }
 
-int record_profiles__load_code_logs(struct capture *c)
+/*
+ * The isolates the window sampled, (pid, isolate) sorted: their code logs
+ * are the only ones a capture reads (docs/performance.md, "Scale").
+ */
+struct sampled_isolate {
+	pid_t pid;
+	uint64_t isolate;
+};
+
+static int cmp_sampled(const void *a, const void *b)
+{
+	const struct sampled_isolate *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->isolate < y->isolate ? -1 : x->isolate > y->isolate;
+}
+
+static struct sampled_isolate *sampled_isolates(const struct capture *c, size_t *nr)
+{
+	const struct stored_sample *s = sample_store__samples(c->store);
+	size_t n = sample_store__count(c->store), k = 0;
+	struct sampled_isolate *out = malloc((n ? n : 1) * sizeof(*out));
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (!s[i].isolate)
+			continue;
+		/* consecutive samples mostly share an isolate: drop repeats early */
+		if (k && out[k - 1].pid == (pid_t)s[i].pid && out[k - 1].isolate == s[i].isolate)
+			continue;
+		out[k].pid = (pid_t)s[i].pid;
+		out[k++].isolate = s[i].isolate;
+	}
+	if (k)
+		qsort(out, k, sizeof(*out), cmp_sampled);
+	*nr = 0;
+	for (size_t i = 0; i < k; i++)
+		if (!*nr || cmp_sampled(&out[*nr - 1], &out[i]))
+			out[(*nr)++] = out[i];
+	return out;
+}
+
+static bool was_sampled(const struct sampled_isolate *set, size_t n, pid_t pid, uint64_t isolate)
+{
+	struct sampled_isolate key = { pid, isolate };
+
+	return bsearch(&key, set, n, sizeof(*set), cmp_sampled) != NULL;
+}
+
+/* set NULL: every log; otherwise those of the isolates in set[0..n). */
+static int load_logs(struct capture *c, const struct sampled_isolate *set, size_t n)
 {
 	int err;
 
@@ -76,6 +128,8 @@ int record_profiles__load_code_logs(struct capture *c)
 		if (p)
 			discover_proc__file_opts(p, &own);
 		for (size_t j = 0; p && j < p->nr_logs; j++) {
+			if (set && !was_sampled(set, n, p->pid, p->logs[j].isolate))
+				continue;
 			err = isolate_registry__add_log_pid(c->isolates, p->pid, p->logs[j].path,
 							    &own);
 			if (err == -ENOMEM)
@@ -85,13 +139,41 @@ int record_profiles__load_code_logs(struct capture *c)
 	return 0;
 }
 
-/* Isolates created during the window write new logs beside the known ones. */
+int record_profiles__load_code_logs(struct capture *c)
+{
+	/*
+	 * A host's code logs hold everything it ever compiled, sources
+	 * included (hundreds of MB at a thousand isolates): they are read
+	 * after the window, only for the isolates it sampled.  --script is
+	 * checked before the window, and needs them all.
+	 */
+	if (!c->env->script)
+		return 0;
+	return load_logs(c, NULL, 0);
+}
+
+/*
+ * After the window: the code logs of the isolates it sampled, those known
+ * before and those of isolates created during it (new logs beside the
+ * known ones).
+ */
 void record_profiles__find_new_code_logs(struct capture *c)
 {
-	for (int i = 0; i < c->ntargets; i++) {
+	uint64_t t0 = monotime_ns();
+	struct sampled_isolate *set;
+	size_t nset = 0;
+
+	set = sampled_isolates(c, &nset);
+	if (!set)
+		return;
+	if (nset)
+		load_logs(c, set, nset);
+	for (int i = 0; nset && i < c->ntargets; i++) {
 		const struct discover_proc *p = c->targets[i].v8;
 		char dir[PATH_MAX], **paths;
 		struct safe_open_opts own;
+		uint64_t isolate;
+		pid_t log_pid;
 
 		if (!p || !p->nr_logs)
 			continue;
@@ -103,10 +185,16 @@ void record_profiles__find_new_code_logs(struct capture *c)
 		*strrchr(dir, '/') = '\0';
 		/* V8 names the file with the pid inside the runtime's pid namespace */
 		paths = v8log__find(dir, p->nspid ? p->nspid : p->pid, &own);
-		for (size_t j = 0; paths && paths[j]; j++)
+		for (size_t j = 0; paths && paths[j]; j++) {
+			if (v8log__parse_filename(paths[j], &isolate, &log_pid) ||
+			    !was_sampled(set, nset, p->pid, isolate))
+				continue;
 			isolate_registry__add_log_pid(c->isolates, p->pid, paths[j], &own);
+		}
 		v8log__find_free(paths);
 	}
+	free(set);
+	c->code_logs_ms = (monotime_ns() - t0) / 1e6;
 }
 
 static void print_running_scripts(const struct capture *c)
@@ -445,6 +533,6 @@ int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt
 out:
 	for (size_t i = 0; i < ncomments; i++)
 		free(comments[i]);
-	*process_ms = (monotime_ns() - t0) / 1e6;
+	*process_ms = (monotime_ns() - t0) / 1e6 + c->code_logs_ms;
 	return err;
 }

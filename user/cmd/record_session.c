@@ -263,7 +263,8 @@ int record_session__open(struct capture *c)
 
 	read_budget__init(&c->read_budget, SAFE_OPEN_CAPTURE_MAX);
 	c->store = sample_store__new();
-	c->sym = symbolizer__new(&(struct symbolizer_opts){ .budget = &c->read_budget });
+	c->sym = symbolizer__new(&(struct symbolizer_opts){ .budget = &c->read_budget,
+							   .lazy_jit = true });
 	c->isolates = isolate_registry__new();
 	if (!c->store || !c->sym || !c->isolates) {
 		fprintf(stderr, "isoprof: out of memory\n");
