@@ -20,6 +20,7 @@
 #include "user/cmd/options.h"
 #include "user/capture/discover.h"
 #include "user/attribute/isolates.h"
+#include "user/attribute/services.h"
 #include "user/capture/sampler.h"
 #include "symbolize/v8log_scan.h"
 #include "lib/array.h"
@@ -178,6 +179,22 @@ static int sample_activity(const struct discover_list *list, long ms, struct act
 	return err;
 }
 
+/* ---- services, from workerd's config (services.h) ------------------------- */
+
+static struct service_map *services;
+
+/* The isolate's service, its name set in the registry; NULL when none. */
+static const struct workerd_service *name_isolate(struct isolate_registry *reg,
+						  const struct isolate_info **info)
+{
+	const struct workerd_service *s = service_map__service_of(services, *info);
+
+	if (!s || isolate_registry__set_service_name(reg, (*info)->pid, (*info)->isolate, s->name))
+		return NULL;
+	*info = isolate_registry__find(reg, (*info)->pid, (*info)->isolate);
+	return s;
+}
+
 /* ---- scripts, from the code logs ------------------------------------------ */
 
 /*
@@ -191,6 +208,7 @@ struct log_view {
 	struct v8log_scan *scan;	/* the process's scan; NULL when the log was not read */
 	int err;			/* why not; -EFBIG: larger than LOG_READ_MAX */
 	const struct isolate_info *info;	/* NULL when unknown */
+	const struct workerd_service *service;	/* NULL when unknown */
 };
 
 static const char *log_error(int err)
@@ -233,6 +251,8 @@ static int read_log(struct isolate_registry *reg, const struct discover_proc *p,
 		return err;
 	v->scan = scan;
 	v->info = err ? NULL : isolate_registry__find(reg, p->pid, p->logs[i].isolate);
+	if (v->info)
+		v->service = name_isolate(reg, &v->info);
 	return 0;
 }
 
@@ -353,6 +373,46 @@ static void json_log_scripts(struct json_writer *w, struct json_object *o,
 
 static const char *created_str(const struct isolate_info *info, char *buf, size_t len);
 
+/* [{"class_name": ..., "unique_key": ... or null}] */
+static struct json_object *json_namespaces(struct json_writer *w, const struct workerd_service *s)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; a && i < s->nr_namespaces; i++) {
+		struct json_object *ns = json_object_new_object();
+
+		put_text(w, ns, "class_name", s->namespaces[i].class_name);
+		put_text(w, ns, "unique_key", s->namespaces[i].unique_key);
+		push(w, a, ns);
+	}
+	return a;
+}
+
+/* {"known": true, "names": [...]} or {"known": false, "why": "..."} */
+static struct json_object *json_services(struct json_writer *w, const struct discover_proc *p,
+					 const struct workerd_config *cfg)
+{
+	struct json_object *o = json_object_new_object(), *names;
+	const char *why = service_map__why_unknown(services, p->pid);
+
+	put_bool(w, o, "known", !why);
+	if (why) {
+		put_text(w, o, "why", why);
+		return o;
+	}
+	names = json_object_new_array();
+	put(w, o, "services", names, false);
+	for (size_t i = 0; cfg && names && i < cfg->nr_services; i++) {
+		struct json_object *so = json_object_new_object();
+
+		put_text(w, so, "name", cfg->services[i].name);
+		put_bool(w, so, "worker", cfg->services[i].is_worker);
+		put(w, so, "namespaces", json_namespaces(w, &cfg->services[i]), false);
+		push(w, names, so);
+	}
+	return o;
+}
+
 static struct json_object *json_code_log(struct json_writer *w, const struct discover_proc *p,
 					 size_t i, const struct log_view *view)
 {
@@ -366,6 +426,8 @@ static struct json_object *json_code_log(struct json_writer *w, const struct dis
 	put_u64(w, o, "size", l->size);
 	put_bool(w, o, "open", l->open);
 	put_text(w, o, "name", info ? info->name : NULL);
+	put_text(w, o, "service", view->service ? view->service->name : NULL);
+	put(w, o, "namespaces", view->service ? json_namespaces(w, view->service) : NULL, true);
 	put_text(w, o, "version", info ? info->version : NULL);
 	put_text(w, o, "version_full", info && info->version_full[0] ? info->version_full : NULL);
 	put_text(w, o, "label", info ? info->label : NULL);
@@ -392,6 +454,9 @@ static struct json_object *json_proc(struct json_writer *w, const struct discove
 	put_text(w, o, "version", p->version);
 	put_text(w, o, "build_id", p->build_id);
 	put(w, o, "tls", json_tls(w, &p->tls), false);
+	if (p->runtime == DISCOVER_WORKERD)
+		put(w, o, "services", json_services(w, p, service_map__config(services, p->pid)),
+		    false);
 
 	perf_map = json_object_new_object();
 	put(w, o, "perf_map", perf_map, false);
@@ -496,6 +561,8 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 		fprintf(out, "%-8d %-24s %-12s %-8s %-4zu %-22s %s\n", p->pid, runtime, build_id,
 			p->perf_map_exists ? "yes" : "no", p->nr_logs,
 			p->inspector ? esc(p->inspector) : "-", esc(p->comm));
+		if (service_map__why_unknown(services, p->pid))
+			fprintf(out, "    %s\n", esc(service_map__why_unknown(services, p->pid)));
 		scan = p->nr_logs ? new_scan() : NULL;
 		if (p->nr_logs && !scan)
 			return -ENOMEM;
@@ -516,6 +583,12 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 				fprintf(out, "  samples %" PRIu64 " in %ld ms",
 					recent_samples(p->pid, p->logs[j].isolate), activity->ms);
 			fputc('\n', out);
+			for (size_t k = 0; view.service && k < view.service->nr_namespaces; k++)
+				fprintf(out, "        durable object namespace %s (uniqueKey %s)\n",
+					esc(view.service->namespaces[k].class_name),
+					view.service->namespaces[k].unique_key
+						? esc(view.service->namespaces[k].unique_key)
+						: "none: ephemeral");
 			fprintf(out, "        log %s%s\n", esc(p->logs[j].path),
 				p->logs[j].open ? "" : "  (closed)");
 			print_log_scripts(out, &view);
@@ -588,7 +661,11 @@ int cmd_targets(int argc, char **argv)
 			activity = &seen;
 	}
 	reg = isolate_registry__new();
-	if (!reg)
+	services = service_map__new();
+	/* workerd's configs: service names and Durable Object namespaces */
+	for (i = 0; services && i < list->nr && !err; i++)
+		err = service_map__add_process(services, &list->procs[i]);
+	if (!reg || !services || err)
 		err = -ENOMEM;
 	else if (env.json)
 		err = print_json(stdout, list, reg);
@@ -610,6 +687,7 @@ int cmd_targets(int argc, char **argv)
 		ret = 1;
 	}
 	isolate_registry__free(reg);
+	service_map__free(services);
 	discover__free(list);
 	return ret;
 }
