@@ -204,7 +204,14 @@ static void test_script_matches(void **state)
 	assert_true(isolate__script_matches("file:///srv/app/main.js", "/srv/app/main.js"));
 	assert_true(isolate__script_matches("lib/util.js", "util.js"));
 	assert_false(isolate__script_matches("/srv/app/main.js", "ain.js"));
-	assert_false(isolate__script_matches("/srv/app/main.js", "main"));
+	/* without the extension (issue 14: --script index for index.js) */
+	assert_true(isolate__script_matches("/srv/app/main.js", "main"));
+	assert_true(isolate__script_matches("index.js", "index"));
+	assert_true(isolate__script_matches("file:///srv/app/esm.mjs", "app/esm"));
+	assert_false(isolate__script_matches("/srv/app/main.js", "ain"));
+	assert_false(isolate__script_matches("/srv/app.d/main", "app"));
+	assert_false(isolate__script_matches(".hidden", ""));
+	assert_false(isolate__script_matches("lib/.js", "lib/"));
 	assert_false(isolate__script_matches("main.js", "/main.js"));
 	assert_false(isolate__script_matches("main.js", ""));
 	assert_false(isolate__script_matches(NULL, "x"));

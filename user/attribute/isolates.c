@@ -370,17 +370,30 @@ bool isolate__is_user_script(const char *name)
 	return true;
 }
 
+/* name[0..n) is pattern, or ends with '/' and pattern */
+static bool tail_matches(const char *name, size_t n, const char *pattern, size_t m)
+{
+	if (n == m)
+		return !memcmp(name, pattern, m);
+	return n > m && name[n - m - 1] == '/' && !memcmp(name + n - m, pattern, m);
+}
+
 bool isolate__script_matches(const char *name, const char *pattern)
 {
-	size_t n, m;
+	const char *dot, *slash;
+	size_t m;
 
 	if (!name || !pattern || !*pattern)
 		return false;
-	if (!strcmp(name, pattern))
-		return true;
-	n = strlen(name);
 	m = strlen(pattern);
-	return n > m && name[n - m - 1] == '/' && !strcmp(name + n - m, pattern);
+	if (tail_matches(name, strlen(name), pattern, m))
+		return true;
+	/* a module named without its extension: "index" for "index.js" */
+	dot = strrchr(name, '.');
+	slash = strrchr(name, '/');
+	if (!dot || dot == name || (slash && dot < slash) || dot[-1] == '/')
+		return false;
+	return tail_matches(name, (size_t)(dot - name), pattern, m);
 }
 
 /* ------------------------------------------------------------------ */

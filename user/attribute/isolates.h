@@ -250,7 +250,9 @@ bool isolate__is_user_script(const char *name);
 
 /*
  * name is pattern, or ends with '/' followed by pattern ("main.js" and
- * "app/main.js" match "/srv/app/main.js" and "file:///srv/app/main.js").
+ * "app/main.js" match "/srv/app/main.js" and "file:///srv/app/main.js"),
+ * or name without its extension does ("main", "app/main" match them too;
+ * the extension is what follows the last '.' of the last component).
  */
 bool isolate__script_matches(const char *name, const char *pattern);
 

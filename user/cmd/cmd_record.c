@@ -18,7 +18,9 @@
 #define MAX_DURATION_MS 50000
 #define MAX_FREQUENCY_HZ 20000
 
-enum { OPT_V8 = 0x100, OPT_INSPECTOR };
+enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NAMESPACE, OPT_ACTOR };
+
+#define ACTOR_ID_LEN 64
 
 static const struct argp_option record_options[] = {
 	{ "pid", 'p', "PID", 0,
@@ -32,7 +34,14 @@ static const struct argp_option record_options[] = {
 	  "One profile per isolate in DIR (<script>-<version>-<isolate>-cpu.pb.gz), "
 	  "and no-isolate-cpu.pb.gz for samples outside any isolate", 0 },
 	{ "script", 's', "NAME", 0,
-	  "Keep only the isolates of this worker/script (service name or script name)", 0 },
+	  "Keep only the isolates of this worker: its service name (workerd), a module or "
+	  "script name, or a module name without its extension", 0 },
+	{ "namespace", OPT_NAMESPACE, "NS", 0,
+	  "With --actor: the isolate hosting this Durable Object namespace (workerd: its "
+	  "uniqueKey, className or service:className)", 0 },
+	{ "actor", OPT_ACTOR, "ID", 0,
+	  "With --namespace: the object's id (64 hex digits); the profile covers every "
+	  "object of the namespace in that isolate", 0 },
 	{ "version", 'V', "ID|latest", 0,
 	  "With --script: a version id (prefix) or label, or latest", 0 },
 	{ "version-labels", 'L', "FILE", 0,
@@ -108,6 +117,16 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_INSPECTOR:
 		env->inspector = arg;
 		break;
+	case OPT_NAMESPACE:
+		if (!*arg)
+			argp_error(state, "--namespace needs a name");
+		env->namespace_id = arg;
+		break;
+	case OPT_ACTOR:
+		if (strlen(arg) != ACTOR_ID_LEN || strspn(arg, "0123456789abcdefABCDEF") != ACTOR_ID_LEN)
+			argp_error(state, "--actor must be %d hexadecimal digits", ACTOR_ID_LEN);
+		env->actor_id = arg;
+		break;
 	case ARGP_KEY_END:
 		if (env->v8 && env->type == RECORD_HEAP)
 			argp_error(state, "--v8 runs V8's CPU profiler: it goes with --type cpu");
@@ -115,7 +134,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--v8 writes several files per isolate: give --out-dir DIR");
 		if (env->inspector && env->npids > 1)
 			argp_error(state, "--inspector names the inspector of one process: give one --pid");
-		if (env->version && !env->script)
+		if (!env->namespace_id != !env->actor_id)
+			argp_error(state, "--namespace and --actor go together: give both or neither");
+		if (env->version && !env->script && !env->namespace_id)
 			argp_error(state, "--version goes with --script");
 		if (env->out_dir && env->output)
 			argp_error(state, "give -o FILE or --out-dir DIR, not both");

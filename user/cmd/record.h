@@ -36,6 +36,7 @@
 #include "user/attribute/cpu_profile.h"
 #include "user/attribute/frames.h"
 #include "user/attribute/isolates.h"
+#include "user/attribute/services.h"
 #include "user/capture/discover.h"
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
@@ -90,6 +91,8 @@ struct record_env {
 	const char *script;
 	const char *version;
 	const char *version_labels;
+	const char *namespace_id;	/* --namespace: a Durable Object namespace */
+	const char *actor_id;		/* --actor: 64 hex, with --namespace */
 	enum record_type type;
 	bool v8;			/* --v8: V8's CPU profiler alongside */
 	const char *inspector;		/* --inspector HOST:PORT */
@@ -109,6 +112,12 @@ struct capture {
 	struct read_budget read_budget;	/* bytes read from target files (safe_open.h) */
 	struct discover_list *discovered;
 	struct isolate_registry *isolates;
+	struct service_map *services;	/* workerd's configs: service names, namespaces */
+	/* --namespace resolved: the service hosting it, and in which processes */
+	const struct workerd_service *ns_service;
+	const struct workerd_do_namespace *ns;
+	pid_t ns_pids[MAX_PIDS];
+	int ns_npids;
 	struct frame_table *ft;
 	struct attribution attr;
 	bool *selected;			/* per attribution group: written? */
@@ -214,12 +223,16 @@ void record_session__release(struct capture *c);
 int record_profiles__open_output(struct capture *c);
 /*
  * Before the window, the targets' V8 code logs that the checks before it
- * need, in the isolate registry: all of them with --script, else none.
+ * need, in the isolate registry: all of them with --script or --namespace,
+ * else none; and the workerd targets' configs (service names, namespaces).
  */
 int record_profiles__load_code_logs(struct capture *c);
 /*
- * Before the window: -ENOENT when --script names nothing the code logs
- * know of (without code logs, the check waits for the samples).
+ * Before the window: --namespace resolved to the service that hosts it
+ * (-ENOENT, exit status NOT_FOUND, when no config declares it); -ENOENT
+ * when --script names nothing the code logs know of (without code logs,
+ * the check waits for the samples); -EINVAL (exit status USAGE) when it
+ * names isolates of several workers (the candidates are listed).
  */
 int record_profiles__precheck_script(struct capture *c);
 /*

@@ -141,15 +141,28 @@ static int load_logs(struct capture *c, const struct sampled_isolate *set, size_
 
 int record_profiles__load_code_logs(struct capture *c)
 {
+	int err;
+
+	/* workerd's configs are small beside its code logs, and name every profile */
+	for (int i = 0; i < c->ntargets; i++) {
+		if (!c->targets[i].v8)
+			continue;
+		err = service_map__add_process(c->services, c->targets[i].v8);
+		if (err)
+			return err;
+	}
 	/*
 	 * A host's code logs hold everything it ever compiled, sources
 	 * included (hundreds of MB at a thousand isolates): they are read
-	 * after the window, only for the isolates it sampled.  --script is
-	 * checked before the window, and needs them all.
+	 * after the window, only for the isolates it sampled.  --script and
+	 * --namespace are checked before the window, and need them all.
 	 */
-	if (!c->env->script)
+	if (!c->env->script && !c->env->namespace_id)
 		return 0;
-	return load_logs(c, NULL, 0);
+	err = load_logs(c, NULL, 0);
+	if (!err)
+		err = service_map__name_isolates(c->services, c->isolates);
+	return err < 0 ? err : 0;
 }
 
 /*
@@ -216,22 +229,140 @@ static void print_running_scripts(const struct capture *c)
 	fputc('\n', stderr);
 }
 
+/* What --script selects: the service hosting --namespace, else --script. */
+static const char *selected_script(const struct capture *c)
+{
+	return c->ns_service ? c->ns_service->name : c->env->script;
+}
+
+static bool in_ns_pids(const struct capture *c, pid_t pid)
+{
+	for (int i = 0; i < c->ns_npids; i++)
+		if (c->ns_pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* Why some workerd targets have no service names, on stderr. */
+static void print_services_unknown(const struct capture *c)
+{
+	for (int i = 0; i < c->ntargets; i++) {
+		const char *why = service_map__why_unknown(c->services, c->targets[i].pid);
+
+		if (why)
+			fprintf(stderr, "isoprof: pid %d: %s\n", c->targets[i].pid, record__esc(why));
+	}
+}
+
 /*
- * Fail before the window, not after it, when --script names nothing the
- * code logs know of; without code logs, the check waits for the samples.
+ * --namespace NS: the service whose worker declares it (uniqueKey,
+ * className or service:className), in --script's worker when both are
+ * given; its processes.
+ */
+static int resolve_namespace(struct capture *c)
+{
+	struct service_ns_match m[MAX_PIDS];
+	const char *script = c->env->script;
+	char all[2048];
+	size_t n, k = 0;
+
+	n = service_map__find_namespace(c->services, c->env->namespace_id, m, MAX_PIDS);
+	if (n > MAX_PIDS)
+		n = MAX_PIDS;
+	for (size_t i = 0; i < n; i++) {
+		bool ok = !script || !strcmp(m[i].service->name, script);
+
+		for (size_t j = 0; script && !ok && j < m[i].service->nr_modules; j++)
+			ok = isolate__script_matches(m[i].service->modules[j].name, script);
+		if (ok)
+			m[k++] = m[i];
+	}
+	if (!k) {
+		service_map__list_namespaces(c->services, all, sizeof(all));
+		fprintf(stderr, "isoprof: no Durable Object namespace '%s'%s%s%s; namespaces: %s\n",
+			record__esc(c->env->namespace_id), script ? " in script '" : "",
+			script ? record__esc(script) : "", script ? "'" : "", record__esc(all));
+		print_services_unknown(c);
+		record__set_exit(c, RECORD_EXIT_NOT_FOUND);
+		return -ENOENT;
+	}
+	for (size_t i = 1; i < k; i++) {
+		if (strcmp(m[i].service->name, m[0].service->name) ||
+		    strcmp(m[i].ns->class_name, m[0].ns->class_name)) {
+			fprintf(stderr, "isoprof: --namespace '%s' is ambiguous: ",
+				record__esc(c->env->namespace_id));
+			for (size_t j = 0; j < k; j++)
+				fprintf(stderr, "%s%s:%s (%s, pid %d)", j ? ", " : "",
+					record__esc(m[j].service->name),
+					record__esc(m[j].ns->class_name),
+					m[j].ns->unique_key ? record__esc(m[j].ns->unique_key)
+							    : "ephemeral", m[j].pid);
+			fprintf(stderr, "; give its uniqueKey or service:className\n");
+			record__set_exit(c, RECORD_EXIT_USAGE);
+			return -EINVAL;
+		}
+	}
+	c->ns_service = m[0].service;
+	c->ns = m[0].ns;
+	for (size_t i = 0; i < k; i++)
+		if (!in_ns_pids(c, m[i].pid) && c->ns_npids < MAX_PIDS)
+			c->ns_pids[c->ns_npids++] = m[i].pid;
+	return 0;
+}
+
+/*
+ * A NAME that selects isolates of several workers (bundlers name every
+ * main module index.js) is an error listing them, not a capture of all.
+ */
+static int check_ambiguous(struct capture *c, const char *script,
+			   const struct isolate_info *const *m, int n)
+{
+	const char *first = NULL;
+	bool ambiguous = false;
+
+	for (int i = 0; i < n && i < MAX_MATCHES; i++) {
+		if (c->ns_npids && !in_ns_pids(c, m[i]->pid))
+			continue;
+		if (!first)
+			first = m[i]->name;
+		ambiguous |= strcmp(first, m[i]->name) != 0;
+	}
+	if (!ambiguous)
+		return 0;
+	fprintf(stderr, "isoprof: --script '%s' is ambiguous; it names:", record__esc(script));
+	for (int i = 0; i < n && i < MAX_MATCHES; i++)
+		fprintf(stderr, "%s %s (version %s, isolate 0x%llx, pid %d)", i ? "," : "",
+			record__esc(m[i]->name), record__esc(m[i]->version),
+			(unsigned long long)m[i]->isolate, m[i]->pid);
+	fprintf(stderr, "; give one of these names\n");
+	record__set_exit(c, RECORD_EXIT_USAGE);
+	return -EINVAL;
+}
+
+/*
+ * Fail before the window, not after it, when --namespace or --script
+ * names nothing the configs and code logs know of, or names several
+ * workers; without code logs, the check waits for the samples.
  */
 int record_profiles__precheck_script(struct capture *c)
 {
-	const struct isolate_info *m;
+	const struct isolate_info *m[MAX_MATCHES];
+	const char *script;
 	size_t nr;
+	int n;
 
+	if (c->env->namespace_id && resolve_namespace(c))
+		return -ENOENT;
+	script = selected_script(c);
 	isolate_registry__list(c->isolates, &nr);
-	if (!c->env->script || !nr)
+	if (!script || !nr)
 		return 0;
-	if (isolate_registry__match(c->isolates, c->env->script, NULL, NULL, NULL, &m, 1) != 0)
-		return 0;
-	fprintf(stderr, "isoprof: no running isolate of script '%s'; ", c->env->script);
+	n = isolate_registry__match(c->isolates, script, NULL, NULL, NULL, m, MAX_MATCHES);
+	if (n > 0)
+		return check_ambiguous(c, script, m, n);
+	fprintf(stderr, "isoprof: no running isolate of script '%s'; ", record__esc(script));
 	print_running_scripts(c);
+	print_services_unknown(c);
 	record__set_exit(c, RECORD_EXIT_NOT_FOUND);
 	return -ENOENT;
 }
@@ -253,15 +384,19 @@ static bool isolate_ran(const struct isolate_info *info, void *ctx)
 static int select_groups(struct capture *c)
 {
 	const struct isolate_info *matches[MAX_MATCHES];
+	const char *script = selected_script(c);
 	size_t kept = 0;
 	int n;
 
-	if (!c->env->script) {
+	if (!script) {
 		for (size_t i = 0; i < c->attr.ngroups; i++)
 			c->selected[i] = true;
 		return 0;
 	}
-	n = isolate_registry__match(c->isolates, c->env->script, c->env->version, isolate_ran, c,
+	n = isolate_registry__match(c->isolates, script, NULL, NULL, NULL, matches, MAX_MATCHES);
+	if (n > 0 && check_ambiguous(c, script, matches, n))
+		return -EINVAL;
+	n = isolate_registry__match(c->isolates, script, c->env->version, isolate_ran, c,
 				    matches, MAX_MATCHES);
 	if (n < 0) {
 		fprintf(stderr, "isoprof: --version '%s': not a version id (4 to 64 hex digits), "
@@ -274,16 +409,18 @@ static int select_groups(struct capture *c)
 
 		for (int k = 0; g->info && k < n && k < MAX_MATCHES; k++)
 			c->selected[i] |= matches[k] == g->info;
+		if (c->ns_npids && g->info && !in_ns_pids(c, g->info->pid))
+			c->selected[i] = false;
 		kept += c->selected[i] && g->samples;
 	}
 	if (!kept) {
 		fprintf(stderr, "isoprof: no isolate of script '%s'%s%s ran during the window; ",
-			c->env->script, c->env->version ? " version " : "",
+			record__esc(script), c->env->version ? " version " : "",
 			c->env->version ? c->env->version : "");
 		print_running_scripts(c);
 		/* known but idle (send traffic and retry) is not the same as unknown */
-		n = isolate_registry__match(c->isolates, c->env->script, c->env->version, NULL,
-					    NULL, matches, 1);
+		n = isolate_registry__match(c->isolates, script, c->env->version, NULL, NULL,
+					    matches, 1);
 		record__set_exit(c, n > 0 ? RECORD_EXIT_NO_SAMPLES : RECORD_EXIT_NOT_FOUND);
 		return -ENOENT;
 	}
@@ -297,6 +434,10 @@ static int attribute_samples(struct capture *c)
 
 	/* code logs first: the frame table takes inlined functions from them */
 	err = isolate_registry__refresh(c->isolates);
+	if (err == -ENOMEM)
+		return err;
+	/* workerd: the isolates of known services get their names (services.h) */
+	err = service_map__name_isolates(c->services, c->isolates);
 	if (err == -ENOMEM)
 		return err;
 	c->ft = frame_table__build(c->store, c->sym, c->isolates);
@@ -489,6 +630,28 @@ static size_t profile_comments(const struct capture *c, const struct isoprof_cou
 				"note: isolate %s (%s): %.1f%% of its samples in V8's deoptimizer, "
 				"a deopt loop", g->isolate_str, isolate_group__script(g),
 				100.0 * g->deopt_samples / g->samples);
+	}
+	if (c->ns && n < MAX_COMMENTS - 4)
+		comments[n++] = record__asprintf(
+			"namespace: %s (uniqueKey %s) of service %s, actor %s: this profile covers "
+			"every object of namespace %s in that isolate and the worker's own requests "
+			"(objects share their worker's isolate; one actor is not told apart)",
+			c->ns->class_name, c->ns->unique_key ? c->ns->unique_key : "none: ephemeral",
+			c->ns_service->name, c->env->actor_id, c->ns->class_name);
+	for (size_t i = 0; i < c->attr.ngroups && n < MAX_COMMENTS - 4; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+		const struct workerd_service *svc = service_map__service_of(c->services, g->info);
+
+		if (c->selected[i] && svc && svc->nr_modules)
+			comments[n++] = record__asprintf(
+				"service: %s (isolate %s): workerd service, main module %s",
+				svc->name, g->isolate_str, svc->modules[0].name);
+	}
+	for (int i = 0; i < c->ntargets && n < MAX_COMMENTS - 4; i++) {
+		const char *why = service_map__why_unknown(c->services, c->targets[i].pid);
+
+		if (why)
+			comments[n++] = record__asprintf("note: pid %d: %s", c->targets[i].pid, why);
 	}
 	nnotes = symbolizer__notes(c->sym, &notes);
 	for (size_t i = 0; i < nnotes && n < MAX_COMMENTS; i++)

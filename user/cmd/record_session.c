@@ -266,11 +266,13 @@ int record_session__open(struct capture *c)
 	c->sym = symbolizer__new(&(struct symbolizer_opts){ .budget = &c->read_budget,
 							   .lazy_jit = true });
 	c->isolates = isolate_registry__new();
-	if (!c->store || !c->sym || !c->isolates) {
+	c->services = service_map__new();
+	if (!c->store || !c->sym || !c->isolates || !c->services) {
 		fprintf(stderr, "isoprof: out of memory\n");
 		return -ENOMEM;
 	}
 	isolate_registry__set_budget(c->isolates, &c->read_budget);
+	service_map__set_budget(c->services, &c->read_budget);
 	if (labels) {
 		char why[256] = "";
 
@@ -521,6 +523,7 @@ void record_session__release(struct capture *c)
 	frame_table__free(c->ft);
 	free(c->selected);
 	isolate_registry__free(c->isolates);
+	service_map__free(c->services);
 	discover__free(c->discovered);
 	symbolizer__free(c->sym);
 	sample_store__free(c->store);
