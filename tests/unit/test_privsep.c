@@ -46,6 +46,17 @@ static void test_request_roundtrip(void **state)
 	assert_int_equal(r.type, API_PROFILE_HEAP);
 	assert_true(r.raw);
 
+	assert_string_equal(r.namespace_id, "");
+	assert_string_equal(r.actor_id, "");
+
+	/* a Durable Object namespace and its actor (issue 14) */
+	c.namespace_id = "counter-ns";
+	c.actor_id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	assert_int_equal(privsep__encode_capture(&c, &w), 0);
+	assert_int_equal(privsep__decode_req(&w, sizeof(w), &r), 0);
+	assert_string_equal(r.namespace_id, "counter-ns");
+	assert_string_equal(r.actor_id, c.actor_id);
+
 	privsep__encode_targets(&w);
 	assert_int_equal(privsep__decode_req(&w, sizeof(w), &r), 0);
 	assert_int_equal(r.op, PRIVSEP_OP_TARGETS);
@@ -86,7 +97,7 @@ static void test_request_refused(void **state)
 		assert_int_equal(privsep__decode_req(&w, sizeof(w), &r), -EINVAL); \
 	} while (0)
 	BAD(w.magic ^= 1);
-	BAD(w.proto = 2);
+	BAD(w.proto = 1);
 	BAD(w.op = 3);
 	BAD(w.reserved = 1);
 	BAD(w.duration_ms = 50001);
@@ -99,10 +110,28 @@ static void test_request_refused(void **state)
 	BAD(w.script[0] = 0x7f);
 	BAD(w.version[6] = 'x');	/* past version_len: must be zero */
 	BAD(w.script[API_SEGMENT_MAX - 1] = 'x');
+	BAD(w.namespace_len = 1);		/* a namespace without an actor */
+	BAD(w.actor_len = API_ACTOR_ID_LEN);	/* an actor without a namespace */
+	BAD(w.actor_id[0] = 'a');
+	BAD(w.namespace_id[3] = 'x');
+	c = good();
+	c.namespace_id = "ns";
+	c.actor_id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	assert_int_equal(privsep__encode_capture(&c, &base), 0);
+	BAD(w.actor_id[5] = 'A');		/* lowercase hex only */
+	BAD(w.actor_len = 63);
+	BAD(w.namespace_id[0] = '\n');
+	BAD(w.namespace_len = API_NAMESPACE_MAX + 1);
+	c.actor_id = "abc";
+	assert_int_equal(privsep__encode_capture(&c, &w), -EINVAL);
+	c.actor_id = NULL;
+	assert_int_equal(privsep__encode_capture(&c, &w), -EINVAL);
 	/* a targets request carries nothing else */
 	privsep__encode_targets(&base);
 	BAD(w.duration_ms = 1000);
 	BAD(w.script[5] = 'a');
+	BAD(w.namespace_id[0] = 'a');
+	BAD(w.actor_len = 1);
 #undef BAD
 }
 

@@ -67,6 +67,16 @@ static bool name_ok(const char *s, size_t len)
 	return true;
 }
 
+static bool actor_ok(const char *s, size_t len)
+{
+	if (len != API_ACTOR_ID_LEN)
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
 static bool zero(const char *s, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
@@ -78,8 +88,14 @@ static bool zero(const char *s, size_t len)
 int privsep__encode_capture(const struct privsep_capture *c, struct privsep_req_wire *w)
 {
 	size_t sl = c->script ? strlen(c->script) : 0, vl = c->version ? strlen(c->version) : 0;
+	size_t nl = c->namespace_id ? strlen(c->namespace_id) : 0;
+	size_t al = c->actor_id ? strlen(c->actor_id) : 0;
 
 	memset(w, 0, sizeof(*w));
+	if (!c->namespace_id != !c->actor_id ||
+	    (c->namespace_id && (nl > API_NAMESPACE_MAX || !name_ok(c->namespace_id, nl) ||
+				 !actor_ok(c->actor_id, al))))
+		return -EINVAL;
 	if (!name_ok(c->script, sl) || !name_ok(c->version, vl) ||
 	    c->duration_ms < API_DURATION_MIN_MS || c->duration_ms > API_DURATION_MAX_MS ||
 	    (c->type != API_PROFILE_CPU && c->type != API_PROFILE_HEAP))
@@ -94,6 +110,12 @@ int privsep__encode_capture(const struct privsep_capture *c, struct privsep_req_
 	w->version_len = (uint16_t)vl;
 	memcpy(w->script, c->script, sl);
 	memcpy(w->version, c->version, vl);
+	w->namespace_len = (uint16_t)nl;
+	w->actor_len = (uint16_t)al;
+	if (nl) {
+		memcpy(w->namespace_id, c->namespace_id, nl);
+		memcpy(w->actor_id, c->actor_id, al);
+	}
 	return 0;
 }
 
@@ -119,7 +141,9 @@ int privsep__decode_req(const void *buf, size_t len, struct privsep_req *req)
 	case PRIVSEP_OP_TARGETS:
 		/* nothing else may be set */
 		if (w.duration_ms || w.type || w.raw || w.script_len || w.version_len ||
-		    !zero(w.script, sizeof(w.script)) || !zero(w.version, sizeof(w.version)))
+		    !zero(w.script, sizeof(w.script)) || !zero(w.version, sizeof(w.version)) ||
+		    w.namespace_len || w.actor_len || !zero(w.namespace_id, sizeof(w.namespace_id)) ||
+		    !zero(w.actor_id, sizeof(w.actor_id)))
 			return -EINVAL;
 		req->op = PRIVSEP_OP_TARGETS;
 		return 0;
@@ -135,7 +159,16 @@ int privsep__decode_req(const void *buf, size_t len, struct privsep_req *req)
 	    !zero(w.script + w.script_len, API_SEGMENT_MAX - w.script_len) ||
 	    !zero(w.version + w.version_len, API_SEGMENT_MAX - w.version_len))
 		return -EINVAL;
+	/* a namespace and its actor, or neither */
+	if (w.namespace_len > API_NAMESPACE_MAX || !w.namespace_len != !w.actor_len ||
+	    (w.namespace_len && (!name_ok(w.namespace_id, w.namespace_len) ||
+				 !actor_ok(w.actor_id, w.actor_len))) ||
+	    (!w.actor_len && !zero(w.actor_id, sizeof(w.actor_id))) ||
+	    !zero(w.namespace_id + w.namespace_len, API_NAMESPACE_MAX - w.namespace_len))
+		return -EINVAL;
 	req->op = PRIVSEP_OP_CAPTURE;
+	memcpy(req->namespace_id, w.namespace_id, w.namespace_len);
+	memcpy(req->actor_id, w.actor_id, w.actor_len);
 	memcpy(req->script, w.script, w.script_len);
 	memcpy(req->version, w.version, w.version_len);
 	req->duration_ms = w.duration_ms;
@@ -618,7 +651,7 @@ static void run_capture(struct job *j)
 {
 	const struct privsep_req *r = &j->req;
 	char dir[PATH_MAX], file[PATH_MAX + 16], dur[32], type[16];
-	char *script_arg = NULL, *version_arg = NULL;
+	char *script_arg = NULL, *version_arg = NULL, *ns_arg = NULL, *actor_arg = NULL;
 	struct daemon_child ch;
 	struct stat st;
 	uint32_t flags;
@@ -642,14 +675,29 @@ static void run_capture(struct job *j)
 		script_arg = NULL;
 	if (asprintf(&version_arg, "--version=%s", r->version) < 0)
 		version_arg = NULL;
-	if (!script_arg || !version_arg) {
+	if (r->namespace_id[0]) {
+		if (asprintf(&ns_arg, "--namespace=%s", r->namespace_id) < 0)
+			ns_arg = NULL;
+		if (asprintf(&actor_arg, "--actor=%s", r->actor_id) < 0)
+			actor_arg = NULL;
+	}
+	if (!script_arg || !version_arg || (r->namespace_id[0] && (!ns_arg || !actor_arg))) {
 		job_release_slot(j);
 		reply_failed(j->fd, -ENOMEM);
 		goto out;
 	}
 	{
-		char *argv[] = { "isoprof", "record", script_arg, version_arg, dur, type,
-				 "-q", "-o", file, r->raw ? "--raw" : NULL, NULL };
+		char *argv[14] = { "isoprof", "record", script_arg, version_arg, dur, type,
+				   "-q", "-o", file };
+		int argc = 9;
+
+		if (r->raw)
+			argv[argc++] = "--raw";
+		if (ns_arg) {
+			argv[argc++] = ns_arg;
+			argv[argc++] = actor_arg;
+		}
+		argv[argc] = NULL;
 		struct daemon_child_opts o = {
 			.path = j->h->o->self, .argv = argv,
 			.timeout_ms = (uint64_t)r->duration_ms + CAPTURE_GRACE_MS,
@@ -680,6 +728,8 @@ out:
 		close(fd);
 	free(script_arg);
 	free(version_arg);
+	free(ns_arg);
+	free(actor_arg);
 	/* the HTTP process holds the file open: the directory can go now */
 	daemon__remove_dir(dir);
 }

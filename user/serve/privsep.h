@@ -15,7 +15,9 @@
  * HTTP process sends one end over the control socket (SCM_RIGHTS) with
  * one fixed-size binary request (struct privsep_req_wire): an operation
  * and, for a capture, the decoded script and version (1..API_SEGMENT_MAX
- * bytes, no NUL or control character, zero padding), the duration
+ * bytes, no NUL or control character, zero padding), a Durable Object
+ * namespace (1..API_NAMESPACE_MAX such bytes) with its actor id (64
+ * lowercase hex digits), or neither, the duration
  * (API_DURATION_MIN_MS..API_DURATION_MAX_MS), the type (cpu, heap) and
  * the raw flag.  The helper checks every byte again (privsep__decode_req)
  * and answers on the request's socket with one reply (struct
@@ -47,7 +49,7 @@
 #include "user/serve/api.h"
 
 #define PRIVSEP_MAGIC 0x49535053u	/* "ISPS" */
-#define PRIVSEP_PROTO 1
+#define PRIVSEP_PROTO 2
 #define PRIVSEP_ERR_MAX (64 * 1024)	/* stderr tail carried in a reply */
 #define PRIVSEP_TARGETS_TTL_MS 1500
 #define PRIVSEP_HELPER_COMM "isoprof-priv"
@@ -70,8 +72,13 @@ struct privsep_req_wire {
 	uint16_t reserved;		/* 0 */
 	char script[API_SEGMENT_MAX];	/* not NUL-terminated; zero after len */
 	char version[API_SEGMENT_MAX];
+	uint16_t namespace_len;		/* 0: no Durable Object namespace (nor actor) */
+	uint16_t actor_len;		/* 0, or API_ACTOR_ID_LEN with a namespace */
+	char namespace_id[API_NAMESPACE_MAX];	/* no control character; zero after len */
+	char actor_id[API_ACTOR_ID_LEN];	/* lowercase hex */
 };
-_Static_assert(sizeof(struct privsep_req_wire) == 20 + 2 * API_SEGMENT_MAX,
+_Static_assert(sizeof(struct privsep_req_wire) ==
+		       24 + 2 * API_SEGMENT_MAX + API_NAMESPACE_MAX + API_ACTOR_ID_LEN,
 	       "privsep request: no implicit padding");
 
 enum privsep_reply_kind {
@@ -99,6 +106,8 @@ _Static_assert(sizeof(struct privsep_reply_wire) == 24, "privsep reply: no paddi
 struct privsep_capture {
 	const char *script;
 	const char *version;
+	const char *namespace_id;	/* NULL, or with actor_id (api.c checked both) */
+	const char *actor_id;
 	long duration_ms;
 	enum api_profile_type type;
 	bool raw;
@@ -109,6 +118,8 @@ struct privsep_req {
 	enum privsep_op op;
 	char script[API_SEGMENT_MAX + 1];
 	char version[API_SEGMENT_MAX + 1];
+	char namespace_id[API_NAMESPACE_MAX + 1];	/* "" when none */
+	char actor_id[API_ACTOR_ID_LEN + 1];
 	long duration_ms;
 	enum api_profile_type type;
 	bool raw;

@@ -406,6 +406,8 @@ static enum MHD_Result serve_profile(struct server *srv, struct MHD_Connection *
 		return ret;
 	pc = (struct privsep_capture){
 		.script = req->route.script, .version = req->route.version,
+		.namespace_id = cr.p.has_actor ? cr.p.namespace_id : NULL,
+		.actor_id = cr.p.has_actor ? cr.p.actor_id : NULL,
 		.duration_ms = cr.p.duration_ms, .type = cr.p.type, .raw = cr.raw,
 	};
 	err = privsep__capture(srv->helper, &pc, capture_cancelled, &cc, &ch);
