@@ -9,8 +9,8 @@
  *   - failing that, the script names seen in the isolate's JS frames
  *     (isolate_registry__note_script(), from the perf map): names only,
  *     version "unknown";
- *   - a service name set by the caller (workerd's inspector names its
- *     targets after services): shown instead of the script name.
+ *   - a service name set by the caller (workerd: from the config it runs,
+ *     user/attribute/services.h): shown instead of the script name.
  *
  * User scripts are those isolate__is_user_script() accepts: the runtime's
  * own (workerd:*, node:*, node-internal:*, cloudflare:*, internal/..., ...)
