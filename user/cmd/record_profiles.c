@@ -139,18 +139,29 @@ static int load_logs(struct capture *c, const struct sampled_isolate *set, size_
 	return 0;
 }
 
-int record_profiles__load_code_logs(struct capture *c)
+/*
+ * The workerd targets' configs (services.h), once per process.  Read after
+ * the window unless --script or --namespace needs them before: a config
+ * embeds every worker's modules (tens of MB on a big host).
+ */
+static int load_services(struct capture *c)
 {
-	int err;
-
-	/* workerd's configs are small beside its code logs, and name every profile */
 	for (int i = 0; i < c->ntargets; i++) {
+		int err;
+
 		if (!c->targets[i].v8)
 			continue;
 		err = service_map__add_process(c->services, c->targets[i].v8);
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+int record_profiles__load_code_logs(struct capture *c)
+{
+	int err;
+
 	/*
 	 * A host's code logs hold everything it ever compiled, sources
 	 * included (hundreds of MB at a thousand isolates): they are read
@@ -159,7 +170,9 @@ int record_profiles__load_code_logs(struct capture *c)
 	 */
 	if (!c->env->script && !c->env->namespace_id)
 		return 0;
-	err = load_logs(c, NULL, 0);
+	err = load_services(c);
+	if (!err)
+		err = load_logs(c, NULL, 0);
 	if (!err)
 		err = service_map__name_isolates(c->services, c->isolates);
 	return err < 0 ? err : 0;
@@ -176,6 +189,7 @@ void record_profiles__find_new_code_logs(struct capture *c)
 	struct sampled_isolate *set;
 	size_t nset = 0;
 
+	load_services(c);
 	set = sampled_isolates(c, &nset);
 	if (!set)
 		return;
