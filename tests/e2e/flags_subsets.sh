@@ -139,7 +139,7 @@ for v in none perfbasic codelog codesrc all; do
 			pass "$v: note: named from the code logs" || fail "$v: note" "no perf-map note"
 		# V8 15 logs script sources with --log-code alone; older V8 needs
 		# --log-source-code: either version ids or the note saying why not
-		if ls "$T/$v.out"/alpha.js-*-cpu.pb.gz 2>/dev/null | grep -vq -- '-unknown-'; then
+		if ls "$T/$v.out"/alpha-*-cpu.pb.gz 2>/dev/null | grep -vq -- '-unknown-'; then
 			pass "$v: isolates named by script and version id"
 			note_has "$v" "without script sources" &&
 				fail "$v: note" "claims no sources" || pass "$v: no sources note"
@@ -148,7 +148,7 @@ for v in none perfbasic codelog codesrc all; do
 				pass "codelog: no version ids, and a note says why" ||
 				fail "codelog: note" "no version ids and no --log-source-code note"
 		else
-			fail "codesrc: versions" "no alpha.js-VERSION profile"
+			fail "codesrc: versions" "no alpha-VERSION profile"
 		fi
 		note_has "$v" "no per-isolate code logs" &&
 			fail "$v: note" "claims no code logs" || pass "$v: no code-log note"
@@ -157,8 +157,8 @@ for v in none perfbasic codelog codesrc all; do
 		grep -q "^isoprof: note: pid $WORKERD_PID: " "$T/all.err" &&
 			fail "all: no flag note" "$(grep "^isoprof: note: pid" "$T/all.err")" ||
 			pass "all: no flag note"
-		ls "$T/all.out"/alpha.js-*-cpu.pb.gz >/dev/null 2>&1 &&
-			pass "all: alpha's own profile" || fail "all: scripts" "no alpha.js-* profile"
+		ls "$T/all.out"/alpha-*-cpu.pb.gz >/dev/null 2>&1 &&
+			pass "all: alpha's own profile" || fail "all: scripts" "no alpha-* profile (named after the service)"
 		;;
 	esac
 	demo_stop

@@ -63,13 +63,13 @@ else
 	pass "record --out-dir on workerd"
 	declare -A file
 	for w in front mid back alloc idle; do
-		file[$w]=$(ls "$T/iso/$w.js-"*-cpu.pb.gz 2>/dev/null | head -1)
+		file[$w]=$(ls "$T/iso/$w-"*-cpu.pb.gz 2>/dev/null | head -1)
 	done
 	for w in front mid back alloc; do
 		if [ -n "${file[$w]}" ] && pprof_top "${file[$w]}" >/dev/null; then
 			pass "$w: its own profile ($(basename "${file[$w]}"))"
 		else
-			fail "$w: its own profile" "no $w.js-*-cpu.pb.gz readable by pprof"
+			fail "$w: its own profile" "no $w-*-cpu.pb.gz (named after the service) readable by pprof"
 		fi
 	done
 	[ -f "$T/iso/no-isolate-cpu.pb.gz" ] && pass "samples outside isolates in no-isolate-cpu.pb.gz" ||
@@ -112,7 +112,7 @@ else
 	for w in front back; do
 		want=$(version_of "$w.js" "$T/wd/$w.js")
 		case "$(basename "${file[$w]:-none}")" in
-		"$w.js-$want-"*) pass "$w: version id $want matches the source" ;;
+		"$w-$want-"*) pass "$w: version id $want matches the source" ;;
 		*) fail "$w: version id" "file $(basename "${file[$w]:-none}") does not carry $want" ;;
 		esac
 	done
@@ -134,9 +134,9 @@ else
 		[ "$busy" = 0 ] && pass "idle worker: idle samples only" || fail "idle worker" "$busy busy samples"
 	fi
 	# the summary splits each isolate by class
-	grep -qE "isolate 0x[0-9a-f]+ back\.js version [0-9a-f]{12} .*js [0-9.]+%" "$T/iso.err" &&
+	grep -qE "isolate 0x[0-9a-f]+ back version [0-9a-f]{12} .*js [0-9.]+%" "$T/iso.err" &&
 		pass "summary: per-isolate samples, share and classes" ||
-		fail "summary per isolate" "no 'isolate ... back.js version ... js N%' line"
+		fail "summary per isolate" "no 'isolate ... back version ... js N%' line"
 fi
 
 # --script selects one isolate; an unknown script names the running ones
@@ -179,9 +179,10 @@ if python3 - "$T/targets.json" <<'PY'
 import json, sys
 procs = json.load(open(sys.argv[1]))
 logs = {l["name"]: l for p in procs for l in p["code_logs"]}
-assert logs["back.js"]["recent_samples"] > 0, logs["back.js"]
-assert logs["idle.js"]["recent_samples"] == 0, logs["idle.js"]
-assert len(logs["back.js"]["version"]) == 12 and logs["back.js"]["created"]
+# shown by service name (the config names them)
+assert logs["back"]["recent_samples"] > 0, logs["back"]
+assert logs["idle"]["recent_samples"] == 0, logs["idle"]
+assert len(logs["back"]["version"]) == 12 and logs["back"]["created"]
 PY
 then
 	pass "targets --sample-ms: recent samples per isolate (back busy, idle none), version, creation time"
@@ -191,8 +192,8 @@ else
 fi
 "$ISOPROF" record -q --pid "$WORKERD_PID" --duration-ms 1000 --script nosuch.js -o "$T/x.pb.gz" 2>"$T/nosuch.err"
 rc=$?
-if [ $rc -ne 0 ] && grep -q "nosuch.js" "$T/nosuch.err" && grep -q "front.js" "$T/nosuch.err" &&
-	grep -q "back.js" "$T/nosuch.err"; then
+if [ $rc -ne 0 ] && grep -q "nosuch.js" "$T/nosuch.err" && grep -q "front (version" "$T/nosuch.err" &&
+	grep -q "back (version" "$T/nosuch.err"; then
 	pass "unknown --script: $(head -c 160 "$T/nosuch.err")"
 else
 	cat "$T/nosuch.err"
@@ -212,7 +213,7 @@ if start_workerd "$T/src2" "$T/wd2"; then
 	sleep 1
 	"$ISOPROF" record -q --pid "$WORKERD_PID" --duration-ms 1500 --script back.js \
 		--out-dir "$T/iso2" 2>"$T/iso2.err"
-	got=$(ls "$T/iso2" 2>/dev/null | sed -nE 's/^back\.js-([0-9a-f]{12})-.*/\1/p' | head -1)
+	got=$(ls "$T/iso2" 2>/dev/null | sed -nE 's/^back-([0-9a-f]{12})-.*/\1/p' | head -1)
 	if [ -n "$got" ] && [ "$got" = "$want" ] && [ "$got" != "$old" ]; then
 		pass "changed source: new version id $got (was $old)"
 	else

@@ -110,15 +110,15 @@ if [ $rc -eq 0 ] && no_sanitizer_report "$T/wdv8.err"; then
 else
 	fail "record --v8 on workerd" "exit $rc or sanitizer report"
 fi
-v8_files_ok "workerd alpha" "$T/wdv8" 'alpha.js-*'
-v8_files_ok "workerd beta" "$T/wdv8" 'beta.js-*'
-crosscheck_ok "workerd alpha" "$(ls "$T"/wdv8/alpha.js-*-crosscheck.json 2>/dev/null | head -1)" fibAlpha
+v8_files_ok "workerd alpha" "$T/wdv8" 'alpha-*'
+v8_files_ok "workerd beta" "$T/wdv8" 'beta-*'
+crosscheck_ok "workerd alpha" "$(ls "$T"/wdv8/alpha-*-crosscheck.json 2>/dev/null | head -1)" fibAlpha
 # V8's profiler may not see what it was not running for: functions inlined
 # into code TurboFan compiled before the window, and OSR code compiled
 # before it (it charges both to the caller), while isoprof names them from
 # the code log.  The cross-check computes the distance those ways too
 # (docs/crosscheck.md); any of the three agreements passes here.
-crosscheck_ok "workerd beta" "$(ls "$T"/wdv8/beta.js-*-crosscheck.json 2>/dev/null | head -1)" sieveBeta inlining
+crosscheck_ok "workerd beta" "$(ls "$T"/wdv8/beta-*-crosscheck.json 2>/dev/null | head -1)" sieveBeta inlining
 grep -q 'cross-check' "$T/wdv8.out" && pass "record --v8 prints the cross-check" ||
 	fail "record --v8 report" "no cross-check on stdout"
 kill $w1 $w2 2>/dev/null
@@ -131,8 +131,8 @@ sleep 1
 "$ISOPROF" record -q --pid "$WORKERD_PID" --v8 --script alpha.js --duration-ms 2000 \
 	--out-dir "$T/wdv8b" >"$T/wdv8b.out" 2>"$T/wdv8b.err"
 rc=$?
-if [ $rc -eq 0 ] && ls "$T"/wdv8b/alpha.js-*-v8.cpuprofile >/dev/null 2>&1 &&
-	! ls "$T"/wdv8b/beta.js-* >/dev/null 2>&1; then
+if [ $rc -eq 0 ] && ls "$T"/wdv8b/alpha-*-v8.cpuprofile >/dev/null 2>&1 &&
+	! ls "$T"/wdv8b/beta-* >/dev/null 2>&1; then
 	pass "second capture, --script alpha.js: only alpha's profiles"
 else
 	cat "$T/wdv8b.err"
