@@ -243,7 +243,7 @@ static int read_cb(void *ctx, const char *path, bool import_path, char **data, s
 
 static int compute_versions(struct svc_proc *sp)
 {
-	const struct workerd_config *cfg = sp->cfg;
+	struct workerd_config *cfg = sp->cfg;
 
 	sp->entries = calloc(cfg->nr_services ? cfg->nr_services : 1, sizeof(*sp->entries));
 	if (!sp->entries)
@@ -275,6 +275,14 @@ static int compute_versions(struct svc_proc *sp)
 		if (err == -ENOMEM)
 			return err;
 		sp->nr_entries = i + 1;
+	}
+	/* only the ids are needed from here on: a big host's config embeds tens of MB */
+	for (size_t i = 0; i < cfg->nr_services; i++) {
+		for (size_t j = 0; j < cfg->services[i].nr_modules; j++) {
+			free(cfg->services[i].modules[j].source);
+			cfg->services[i].modules[j].source = NULL;
+			cfg->services[i].modules[j].len = 0;
+		}
 	}
 	return 0;
 }

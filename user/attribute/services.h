@@ -19,6 +19,8 @@
  * worker's JavaScript modules that are user scripts (isolate__version_id()
  * over their names and sources) equals the isolate's version id from its
  * code log.  An isolate whose code two services share stays unnamed.
+ * The modules' sources are dropped once hashed: the configs a map hands
+ * out (service_map__config()) have names and namespaces, no sources.
  *
  * Ownership: a service_map owns every config and string it hands out until
  * service_map__free().  Not thread-safe.  Actions return 0 or a negative
