@@ -82,16 +82,19 @@ sizes() {
 	echo "$(calc "$logs / 1048576" %.1f) $lines $(fmt "$(calc "${bytes:-0} / 1048576")" %.1f)"
 }
 
-# isoprof_run: "ARMED_MS SYMBOLS_MS POST_MS RSS_MB PROFILES"
+# isoprof_run: "ARMED_MS SYMBOLS_MS POST_MS" then "RSS_MB PROFILES HOT CPU_MS"
+# (CPU_MS: the whole run's user + system time, what a busy machine's wall
+# time hides)
 isoprof_run() {
 	local d=$WORK/rec
 	rm -rf "$d"
-	/usr/bin/time -f '%M' -o "$WORK/time.rec" "$ISOPROF" record --pid "$SPID" \
+	/usr/bin/time -f '%M %U %S' -o "$WORK/time.rec" "$ISOPROF" record --pid "$SPID" \
 		--duration-ms "$WIN_MS" --out-dir "$d" >/dev/null 2>"$WORK/rec.err"
 	sed -n 's/.*armed \([0-9.]*\) ms after launch (symbols loaded at \([0-9.]*\) ms), post-processing \([0-9.]*\) ms.*/\1 \2 \3/p' \
 		"$WORK/rec.err" | grep . || { note "scale: record: $(head -2 "$WORK/rec.err")"; echo "n/a n/a n/a"; }
-	echo "$(calc "$(tail -1 "$WORK/time.rec") / 1024" %.1f) $(find "$d" -name '*.pb.gz' 2>/dev/null | wc -l)" \
-		"$(hot_on_top "$d")"
+	read -r kb us ss < <(tail -1 "$WORK/time.rec")
+	echo "$(calc "$kb / 1024" %.1f) $(find "$d" -name '*.pb.gz' 2>/dev/null | wc -l)" \
+		"$(hot_on_top "$d") $(calc "($us + $ss) * 1e3" %.0f)"
 	rm -rf "$d"
 }
 
@@ -167,13 +170,13 @@ for n in $NS; do
 	R[$n,up]="$st s / $wm s" R[$n,logs]=$logmb R[$n,map]="$maplines lines, $mapmb MB"
 	load_start 3600 "http://127.0.0.1:$BASE/" "http://127.0.0.1:$((BASE + 1))/"
 	sleep 1
-	unset hots arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
-	declare -a hots arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
+	unset rcpu hots arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
+	declare -a rcpu hots arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
 	for r in $(seq "$RUNS"); do
 		mapfile -t L < <(isoprof_run)
 		read -r a s p <<<"${L[0]}"
-		read -r m pr hot <<<"${L[1]}"
-		arm+=("$a") sym+=("$s") post+=("$p") rss+=("$m") prof+=("$pr") hots+=("$hot")
+		read -r m pr hot rc <<<"${L[1]}"
+		arm+=("$a") sym+=("$s") post+=("$p") rss+=("$m") prof+=("$pr") hots+=("$hot") rcpu+=("$rc")
 		mapfile -t L < <(perf_run)
 		read -r f <<<"${L[0]}"
 		read -r ps prr psr <<<"${L[1]}"
@@ -187,13 +190,14 @@ for n in $NS; do
 			bms+=("$bt") brss+=("$btr") bok+=("$bk") bcpu+=("$bc")
 			note "scale: targets before: $bt ms ($bc ms CPU), $btr MB, $bk/$n complete"
 		fi
-		note "scale: $n isolates, round $r/$RUNS: record armed $a ms, symbols $s ms, post $p ms, $m MB, hot on top $hot/2;" \
+		note "scale: $n isolates, round $r/$RUNS: record armed $a ms, symbols $s ms, post $p ms, $m MB, $rc ms CPU, hot on top $hot/2;" \
 			"perf first sample $f ms, script $ps ms, $psr MB; targets $t ms ($tc ms CPU), $tr MB, $ok/$n complete"
 	done
 	load_stop
 	scale_stop
 	rm -rf "$WORK/w$n"
 	R[$n,arm]=$(cell "${arm[@]}") R[$n,sym]=$(cell "${sym[@]}") R[$n,post]=$(cell "${post[@]}")
+	R[$n,rcpu]=$(cell "${rcpu[@]}")
 	R[$n,rss]=$(cell "${rss[@]}") R[$n,prof]=$(med "${prof[@]}")
 	R[$n,hot]="$(echo "${hots[@]}" | tr ' ' '\n' | sort -g | head -1) of 2"
 	R[$n,pfirst]=$(cell "${pfirst[@]}") R[$n,pscr]=$(cell "${pscr[@]}")
@@ -210,6 +214,7 @@ for n in $NS; do
 	summary "scale_record_symbols_ms_$n" "$(med "${sym[@]}")"
 	summary "scale_record_post_ms_$n" "$(med "${post[@]}")"
 	summary "scale_record_rss_mb_$n" "$(med "${rss[@]}")"
+	summary "scale_record_cpu_ms_$n" "$(med "${rcpu[@]}")"
 	summary "scale_targets_ms_$n" "$(med "${tms[@]}")"
 	summary "scale_targets_rss_mb_$n" "$(med "${trss[@]}")"
 	summary "scale_targets_cpu_ms_$n" "$(med "${tcpu[@]}")"
@@ -240,6 +245,7 @@ row "start-up, ms: record armed · perf record's first sample" arm pfirst rarm
 row "start-up, ms: record's symbol tables loaded · perf record's first sample" sym pfirst rfirst
 row "post-processing, ms (record's own · perf script)" post pscr rpost
 row "peak RSS, MB (record · perf script)" rss psrss rrss
+row "record: CPU ms (user + system, the whole run)" rcpu none none
 row "perf record: peak RSS, MB" none prrss none
 row "record: profiles written" prof none none
 row "record: loaded workers with their own hot functions on top (worst round)" hot none none
