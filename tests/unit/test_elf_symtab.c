@@ -500,6 +500,25 @@ static void test_find_symbols(void **state)
 	assert_int_equal(q[0].err, 0);
 	assert_int_equal(q[5].err, -ENOENT);
 	assert_int_equal(elf_symtab__find_symbols(st, &empty, 1), -EINVAL);
+
+	/* By type: a function is not found as an object; a moot query is not looked for. */
+	q[0] = (struct elf_symbol_query){ .name = "symfix_alpha", .types = 1u << STT_OBJECT };
+	q[1] = (struct elf_symbol_query){ .name = "symfix_alpha", .types = 1u << STT_FUNC };
+	q[2] = (struct elf_symbol_query){ .name = "symfix_be", .prefix = true, .unless = 2 };
+	q[3] = (struct elf_symbol_query){ .name = "no_such_symbol", .unless = 2 };
+	q[4] = (struct elf_symbol_query){ .name = "no_such_symbol", .unless = 1 };
+	assert_int_equal(elf_symtab__find_symbols(st, q, 5), 0);
+	assert_int_equal(q[0].err, -ENOENT);
+	assert_int_equal(q[1].err, 0);
+	assert_int_equal(q[1].sym.type, STT_FUNC);
+	assert_true(q[2].err == 0 || q[2].err == -ECANCELED);
+	assert_int_equal(q[3].err, -ECANCELED);
+	assert_int_equal(q[4].err, -ENOENT);
+	/* unless names another query, not itself nor one past the end */
+	q[0].unless = 1;
+	assert_int_equal(elf_symtab__find_symbols(st, q, 1), -EINVAL);
+	q[0].unless = 3;
+	assert_int_equal(elf_symtab__find_symbols(st, q, 2), -EINVAL);
 	for (size_t i = 0; i < ELF_SYMBOL_QUERY_MAX + 1; i++)
 		many[i] = (struct elf_symbol_query){ .name = "symfix_alpha" };
 	assert_int_equal(elf_symtab__find_symbols(st, many, ELF_SYMBOL_QUERY_MAX + 1), -E2BIG);

@@ -235,17 +235,23 @@ static char *workerd_version_from(const struct elf_named_sym *ns, int fd)
  */
 static int object__analyse(struct object *o, int fd)
 {
-	/* every name asked about, in one pass over the symbol table */
-	enum { Q_TLS, Q_ISOLATE, Q_WORKERD, Q_NODE_REGISTER, Q_NODE, Q_RELEASE, Q_NR };
+	/*
+	 * One pass over the symbol table, that reads as few names as it
+	 * can: workerd's code wins over node's, a TLS symbol or an object
+	 * is only looked for among those.
+	 */
+	enum { Q_TLS, Q_WORKERD, Q_NODE, Q_NODE_REGISTER, Q_RELEASE, Q_NR };
 	struct elf_symbol_query q[Q_NR] = {
-		[Q_TLS] = { .name = DISCOVER_TLS_SYMBOL },
-		/* V8 from before the thread_local current isolate */
-		[Q_ISOLATE] = { .name = "_ZN2v88internal7Isolate", .prefix = true },
+		[Q_TLS] = { .name = DISCOVER_TLS_SYMBOL, .types = 1u << STT_TLS },
 		[Q_WORKERD] = { .name = "_ZN7workerd", .prefix = true },
-		[Q_NODE_REGISTER] = { .name = "node_module_register" },
-		[Q_NODE] = { .name = "_ZN4node", .prefix = true },
-		[Q_RELEASE] = { .name = "RELEASE_VERSION_begin" },
+		[Q_NODE] = { .name = "_ZN4node", .prefix = true, .unless = 1 + Q_WORKERD },
+		[Q_NODE_REGISTER] = { .name = "node_module_register", .types = 1u << STT_FUNC,
+				      .unless = 1 + Q_WORKERD },
+		[Q_RELEASE] = { .name = "RELEASE_VERSION_begin",
+				.types = 1u << STT_OBJECT | 1u << STT_NOTYPE },
 	};
+	/* V8 from before the thread_local current isolate */
+	struct elf_symbol_query old_v8 = { .name = "_ZN2v88internal7Isolate", .prefix = true };
 	struct elf_symtab *st;
 
 	st = elf_symtab__open_fd(fd, NULL);
@@ -255,11 +261,11 @@ static int object__analyse(struct object *o, int fd)
 		elf_symtab__free(st);
 		return 0;
 	}
-	if (!q[Q_TLS].err && q[Q_TLS].sym.type == STT_TLS) {
+	if (!q[Q_TLS].err) {
 		o->has_tls_sym = true;
 		o->tls_value = q[Q_TLS].sym.value;
 		o->v8 = true;
-	} else if (!q[Q_ISOLATE].err) {
+	} else if (!elf_symtab__find_symbols(st, &old_v8, 1) && !old_v8.err) {
 		o->v8 = true;
 	}
 	if (!o->v8) {
