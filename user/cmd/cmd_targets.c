@@ -568,7 +568,7 @@ int cmd_targets(int argc, char **argv)
 		return 1;
 	}
 
-	err = discover__scan(env.npids ? env.pids : NULL, env.npids, &list);
+	err = discover__scan(env.npids ? env.pids : NULL, env.npids, DISCOVER_ALL, &list);
 	if (err) {
 		fprintf(stderr, "isoprof: targets: %s\n", strerror(-err));
 		return 1;

@@ -153,9 +153,9 @@ int record_profiles__load_code_logs(struct capture *c)
 }
 
 /*
- * After the window: the code logs of the isolates it sampled, those known
- * before and those of isolates created during it (new logs beside the
- * known ones).
+ * After the window: the code logs of the isolates it sampled, in the
+ * directories where the targets write them (those of isolates created
+ * during the window too), and any known from before it (--script).
  */
 void record_profiles__find_new_code_logs(struct capture *c)
 {
@@ -170,28 +170,26 @@ void record_profiles__find_new_code_logs(struct capture *c)
 		load_logs(c, set, nset);
 	for (int i = 0; nset && i < c->ntargets; i++) {
 		const struct discover_proc *p = c->targets[i].v8;
-		char dir[PATH_MAX], **paths;
 		struct safe_open_opts own;
 		uint64_t isolate;
 		pid_t log_pid;
+		char **paths;
 
-		if (!p || !p->nr_logs)
+		if (!p)
 			continue;
 		/* Only the target's own files (a shared directory: anyone can plant names). */
 		discover_proc__file_opts(p, &own);
-		snprintf(dir, sizeof(dir), "%s", p->logs[0].path);
-		if (!strrchr(dir, '/'))
-			continue;
-		*strrchr(dir, '/') = '\0';
-		/* V8 names the file with the pid inside the runtime's pid namespace */
-		paths = v8log__find(dir, p->nspid ? p->nspid : p->pid, &own);
-		for (size_t j = 0; paths && paths[j]; j++) {
-			if (v8log__parse_filename(paths[j], &isolate, &log_pid) ||
-			    !was_sampled(set, nset, p->pid, isolate))
-				continue;
-			isolate_registry__add_log_pid(c->isolates, p->pid, paths[j], &own);
+		for (size_t d = 0; d < p->nr_log_dirs; d++) {
+			/* V8 names the file with the pid inside the runtime's pid namespace */
+			paths = v8log__find(p->log_dirs[d], p->nspid ? p->nspid : p->pid, &own);
+			for (size_t j = 0; paths && paths[j]; j++) {
+				if (v8log__parse_filename(paths[j], &isolate, &log_pid) ||
+				    !was_sampled(set, nset, p->pid, isolate))
+					continue;
+				isolate_registry__add_log_pid(c->isolates, p->pid, paths[j], &own);
+			}
+			v8log__find_free(paths);
 		}
-		v8log__find_free(paths);
 	}
 	free(set);
 	c->code_logs_ms = (monotime_ns() - t0) / 1e6;

@@ -194,6 +194,23 @@ static const struct discover_proc *find_v8(const struct discover_list *list, pid
 }
 
 /*
+ * What arming needs to know of a V8 runtime is where its current isolate
+ * is; the code logs are read after the window, where V8 writes them is
+ * found once armed (find_log_dirs()).  Before the window: every log for
+ * --script, the inspector for V8's profilers.
+ */
+static unsigned int discover_parts(const struct record_env *env)
+{
+	unsigned int parts = 0;
+
+	if (env->script)
+		parts |= DISCOVER_FILES;
+	if (env->v8 || env->type == RECORD_HEAP)
+		parts |= DISCOVER_SOCKETS;
+	return parts;
+}
+
+/*
  * --pid names processes (V8 or not: a native process is profiled without
  * isolates); no --pid means every V8 runtime on the host.
  */
@@ -225,7 +242,8 @@ static int setup_targets(struct capture *c)
 	}
 	if (record_session__stop_requested())
 		return -EINTR;
-	err = discover__scan(c->env->npids ? c->env->pids : NULL, c->env->npids, &c->discovered);
+	err = discover__scan(c->env->npids ? c->env->pids : NULL, c->env->npids,
+			     discover_parts(c->env), &c->discovered);
 	if (err) {
 		fprintf(stderr, "isoprof: cannot scan for V8 runtimes: %s\n", strerror(-err));
 		return err;
@@ -459,6 +477,32 @@ static void check_targets(struct capture *c, uint64_t check_ns, bool refresh_map
 	}
 }
 
+/*
+ * Once armed: where each V8 target writes its code logs, from its open
+ * files (a thousand of them on a host of a thousand isolates), unless
+ * known from before the window.  The samples wait in the ring buffer.
+ */
+static void find_log_dirs(struct capture *c)
+{
+	struct discover_list *list = c->discovered;
+
+	for (size_t i = 0; list && i < list->nr; i++) {
+		struct discover_proc *p = &list->procs[i];
+		struct target_state *t = target_of(c, p->pid);
+		int err;
+
+		if (!t || t->v8 != p || (p->parts & DISCOVER_LOG_DIRS))
+			continue;
+		err = discover__complete(p, DISCOVER_LOG_DIRS);
+		if (err && err != -ESRCH)
+			fprintf(stderr, "isoprof: pid %d: cannot find its code logs: %s\n", p->pid,
+				strerror(-err));
+		/* what was read above is this process's only if it still runs now */
+		if (!target_running(t))
+			discover_proc__drop(p, DISCOVER_LOG_DIRS);
+	}
+}
+
 bool record_session__all_exited(const struct capture *c)
 {
 	for (int i = 0; i < c->ntargets; i++)
@@ -481,6 +525,7 @@ int record_session__run_window(struct capture *c)
 	for (int i = 0; i < c->ntargets; i++)
 		symbolizer__preload(c->sym, c->targets[i].pid);
 	c->symbols_ns = monotime_ns();
+	find_log_dirs(c);
 
 	last_progress = last_refresh = monotime_ns();
 	while (!stop_requested) {
