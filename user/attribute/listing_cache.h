@@ -14,7 +14,8 @@
  * A listing (listing_cache__begin(), listing_cache__read() for each log,
  * listing_cache__end()):
  *   - a log whose lstat() gives the same device, inode, size and mtime as
- *     at the last read is not opened;
+ *     at the last read is not opened (a rewrite in place to the very same
+ *     size and mtime is seen at its next change, by line_tail's check);
  *   - a grown log is read from where the last read stopped (a last line
  *     without newline is read again next time, whole);
  *   - a log that shrank, was rewritten or replaced, or whose owner rule
@@ -23,7 +24,8 @@
  *     source), the version id is computed again, which needs the user
  *     sources: the log is read again from the start, keeping them, and they
  *     are dropped after (rare: a worker compiles its scripts when it starts);
- *   - a log not read during a listing is forgotten at its end.
+ *   - a log not read during a listing, or whose read failed, is forgotten
+ *     at its end (a failed one is read whole when it comes back).
  * Memory: per log its scripts' names and hashes, not their sources; the
  * sources of the runtime's own scripts are remembered once for all logs
  * (v8log_scan.h's memo, 8 MB at most).

@@ -29,7 +29,7 @@
 #include "lib/monotime.h"
 #include "lib/textescape.h"
 #include "lib/fileio.h"
-#include "user/serve/privsep.h"
+#include "user/serve/daemon.h"
 #include "user/capture/caps.h"
 
 #define BUILD_ID_SHORT 12
@@ -593,13 +593,13 @@ static int list_once(FILE *out, const struct targets_env *env, struct listing_ca
 /*
  * --requests (isoprof serve's helper, privsep.h): one listing per byte read
  * on stdin, each written to stdout as one frame (struct
- * privsep_targets_frame, then the JSON), with one cache for all of them:
+ * daemon_frame, then the JSON), with one cache for all of them:
  * a call reads only the code logs that changed since the one before.
  * Ends at the end of stdin.
  */
 static int serve_requests(const struct targets_env *env, struct listing_cache *cache)
 {
-	struct privsep_targets_frame fr = { .magic = PRIVSEP_TARGETS_MAGIC };
+	struct daemon_frame fr = { .magic = DAEMON_FRAME_MAGIC };
 	char *buf = NULL, c;
 	size_t len = 0;
 	ssize_t n;

@@ -136,20 +136,6 @@ struct privsep_helper_opts {
 	ino_t unix_ino;
 };
 
-/*
- * The targets child (`isoprof targets --json --requests`) lists once per
- * byte on its stdin and answers each with this header, then len bytes of
- * JSON; status is the exit status a one-shot listing would have had.
- */
-#define PRIVSEP_TARGETS_MAGIC 0x4c545349u	/* "ISTL" */
-
-struct privsep_targets_frame {
-	uint32_t magic;
-	int32_t status;
-	uint64_t len;
-};
-_Static_assert(sizeof(struct privsep_targets_frame) == 16, "targets frame: no padding");
-
 /* Encode a capture or targets request; -EINVAL for a field out of range. */
 int privsep__encode_capture(const struct privsep_capture *c, struct privsep_req_wire *w);
 void privsep__encode_targets(struct privsep_req_wire *w);
