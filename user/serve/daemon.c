@@ -248,13 +248,14 @@ static void sink_finish(struct sink *s, char **out, size_t *len)
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn)) child_exec(const struct daemon_child_opts *o, int in,
-						 int out_w, int err_w, int max_fd)
+						 int out_w, int err_w, int max_fd, bool pdeathsig)
 {
 	struct sigaction sa;
 	sigset_t none;
 
 	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (pdeathsig)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGPIPE, &sa, NULL);
@@ -395,7 +396,7 @@ int daemon__run_child(const struct daemon_child_opts *o, struct daemon_child *re
 		goto fail;
 	}
 	if (pid == 0)
-		child_exec(o, io.devnull, io.out_p[1], io.err_p[1], max_fd);
+		child_exec(o, io.devnull, io.out_p[1], io.err_p[1], max_fd, true);
 	/* also here, so kill(-pid) works whichever of us runs first */
 	setpgid(pid, pid);
 	close(io.out_p[1]);
@@ -511,8 +512,13 @@ static int worker_start(struct daemon_worker *w)
 		close(in_p[0]);
 		goto fail;
 	}
+	/*
+	 * Not PR_SET_PDEATHSIG: it fires when the forking thread exits (the
+	 * helper's request threads do, at once), not the process.  The end
+	 * of its stdin tells it its parent is gone.
+	 */
 	if (pid == 0)
-		child_exec(&w->o, in_p[0], w->io.out_p[1], w->io.err_p[1], fd_limit());
+		child_exec(&w->o, in_p[0], w->io.out_p[1], w->io.err_p[1], fd_limit(), false);
 	setpgid(pid, pid);
 	close(in_p[0]);
 	close(w->io.devnull);

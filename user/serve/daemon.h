@@ -97,7 +97,10 @@ void daemon_child__free(struct daemon_child *res);
  * KILL_GRACE later), reaped, and wait_status is its own.  Returns 0, or a
  * negative errno when it could not be started (or ENOMEM).  One request
  * at a time: the caller serializes.  daemon_worker__free() closes its
- * stdin (the child's cue to exit), then stops it if it does not.
+ * stdin (the child's cue to exit), then stops it if it does not.  A
+ * worker's child has no parent-death signal (it would come when the thread
+ * that started it exits): the end of its stdin, when the process that
+ * holds the worker dies, is its cue.
  */
 struct daemon_frame {
 	uint32_t magic;			/* DAEMON_FRAME_MAGIC */
