@@ -350,7 +350,8 @@ void listing_cache__end(struct listing_cache *c)
 		}
 	}
 	c->nr = k;
-	qsort(c->e, c->nr, sizeof(*c->e), cmp_path);
+	if (c->nr > 1)
+		qsort(c->e, c->nr, sizeof(*c->e), cmp_path);
 	c->nr_sorted = c->nr;
 }
 
