@@ -64,6 +64,33 @@ static void print_classes(const uint64_t *class_samples, uint64_t total)
 	fputc('\n', stderr);
 }
 
+/*
+ * An isolate's GC: its pauses (the profile comment's words), and how much
+ * of its GC CPU time ran on V8's platform threads.  Outside isolates: the
+ * GC that platform threads did for jobs nobody could be named for.
+ */
+static void print_gc(const struct capture *c, const struct isolate_group *g)
+{
+	double period_ms = sampler__period_ns(c->sampler) / 1e6;
+	uint64_t gc = g->class_samples[CLASS_GC];
+	char line[160];
+
+	if (!g->isolate) {
+		if (gc && c->gc)
+			fprintf(stderr,
+				"    gc outside isolates: %.0f ms (V8 jobs posted before the probes "
+				"were on, or not through V8's job API)\n",
+				gc * period_ms);
+		return;
+	}
+	record__gc_pauses(c, g, line, sizeof(line));
+	if (c->gc && gc)
+		fprintf(stderr, "    %s; gc off-thread: %.0f%% of %.0f ms\n", line,
+			100.0 * g->job_gc_samples / gc, gc * period_ms);
+	else
+		fprintf(stderr, "    %s\n", line);
+}
+
 /* The selected isolates (and what ran outside any), with their classes. */
 static void print_groups(const struct capture *c, size_t total)
 {
@@ -83,6 +110,7 @@ static void print_groups(const struct capture *c, size_t total)
 			fprintf(stderr, "  outside isolates (pid %u): %llu samples %.1f%%:", g->pid,
 				(unsigned long long)g->samples, 100.0 * g->samples / total);
 		print_classes(g->class_samples, g->samples);
+		print_gc(c, g);
 		if (g->isolate && record__is_deopt_loop(g))
 			fprintf(stderr,
 				"    %.1f%% of its samples in V8's deoptimizer: code is deoptimized "
