@@ -174,6 +174,7 @@ static __always_inline int gc_exit(struct pt_regs *ctx)
 	p->total_ns += pause;
 	if (pause > p->max_ns)
 		p->max_ns = pause;
+	p->tid = tid;
 	return 0;
 }
 

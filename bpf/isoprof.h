@@ -100,9 +100,11 @@ struct isoprof_gc_pauses {
 	__u64 count;
 	__u64 total_ns;
 	__u64 max_ns;
+	__u32 tid;		/* the thread of the latest pause: the isolate's own */
+	__u32 pad;
 };
 
-_Static_assert(sizeof(struct isoprof_gc_pauses) == 24, "isoprof_gc_pauses layout");
+_Static_assert(sizeof(struct isoprof_gc_pauses) == 32, "isoprof_gc_pauses layout");
 
 /*
  * Value of the thread_tags map, keyed by tid: the isolate whose job the

@@ -83,6 +83,28 @@ bool record__gc_pauses(const struct capture *c, const struct isolate_group *g, c
 	return true;
 }
 
+void record__gc_share(const struct capture *c, const struct isolate_group *g, uint64_t *gc,
+		      uint64_t *off_thread)
+{
+	const struct stored_sample *samples = sample_store__samples(c->store);
+	size_t n = sample_store__count(c->store);
+	struct isoprof_gc_pauses p = { 0 };
+
+	*gc = g->class_samples[CLASS_GC];
+	*off_thread = g->job_gc_samples;
+	if (!g->isolate || !c->gc || gc_probes__pauses(c->gc, g->pid, g->isolate, &p) || !p.tid)
+		return;
+	*off_thread = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct stored_sample *s = &samples[i];
+
+		if (s->tid == p.tid || attribution__group_of(&c->attr, s) != g ||
+		    stack_view__class(frame_table__stack(c->ft, s->stack_id), true) != CLASS_GC)
+			continue;
+		(*off_thread)++;
+	}
+}
+
 /* Outputs go into the one directory opened and checked before the window. */
 static const char *name_in_dir(const char *path)
 {

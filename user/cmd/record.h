@@ -97,6 +97,7 @@ struct record_env {
 	bool v8;			/* --v8: V8's CPU profiler alongside */
 	const char *inspector;		/* --inspector HOST:PORT */
 	bool no_gc_probes;		/* --no-gc-probes */
+	bool json;			/* --json: the summary as JSON on stdout */
 };
 
 struct pprof_profile;
@@ -182,6 +183,14 @@ bool record__is_deopt_loop(const struct isolate_group *g);
  */
 bool record__gc_pauses(const struct capture *c, const struct isolate_group *g, char *buf,
 		       size_t len);
+/*
+ * Group g's samples classed gc, and how many of them ran off the isolate's
+ * own thread: on a platform thread charged by a job tag, or on another
+ * thread than the one its pauses ran on (V8 13+ enters the isolate on the
+ * threads of some GC jobs itself).
+ */
+void record__gc_share(const struct capture *c, const struct isolate_group *g, uint64_t *gc,
+		      uint64_t *off_thread);
 
 /* record_session.c: targets and the window. */
 
@@ -254,6 +263,11 @@ int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt
 
 void record_summary__print(const struct capture *c, const struct isoprof_counters *cnt,
 			   double process_ms);
+/*
+ * --json: the summary as one JSON object on stdout (docs/attribution.md,
+ * "GC" has the gc member).  0 or -ENOMEM / -errno of writing.
+ */
+int record_summary__print_json(const struct capture *c, const struct isoprof_counters *cnt);
 /* --bpf-stats: the BPF program's run time. */
 void record_summary__print_bpf_stats(const struct capture *c, const struct isoprof_counters *cnt);
 
