@@ -179,26 +179,43 @@ static __always_inline int gc_exit(struct pt_regs *ctx)
 }
 
 /*
- * NewDefaultJobHandle(Platform*, TaskPriority, std::unique_ptr<JobTask>,
- * size_t): the task arrives in the third argument, as the pointer itself
- * when unique_ptr is passed in a register (libc++'s trivial-ABI option) or
- * as the address of the caller's unique_ptr otherwise.  Both candidates are
- * kept: the wrong one never matches a Run's `this`.
+ * Note one candidate for a posted task, and the word it points at: a
+ * small value (a priority, a thread count) is no address.
+ */
+static __always_inline void note_task(struct isoprof_gc_key *key, __u64 arg, __u64 *isolate)
+{
+	__u64 task = 0;
+
+	if (arg < 4096)
+		return;
+	key->isolate = arg;
+	bpf_map_update_elem(&jobs, key, isolate, BPF_ANY);
+	if (!bpf_probe_read_user(&task, sizeof(task), (void *)arg) && task >= 4096) {
+		key->isolate = task;
+		bpf_map_update_elem(&jobs, key, isolate, BPF_ANY);
+	}
+}
+
+/*
+ * std::unique_ptr<JobHandle> NewDefaultJobHandle(Platform*, TaskPriority,
+ * std::unique_ptr<JobTask>, size_t).  Where the task arrives depends on
+ * the C++ library's ABI for unique_ptr: passed and returned in registers
+ * (libc++'s trivial-ABI option, workerd) it is the third argument itself;
+ * otherwise (libstdc++, node) the result goes through a hidden first
+ * argument and the task is the fourth, as the address of the caller's
+ * unique_ptr.  Every candidate is noted: the wrong ones (stack addresses,
+ * a vtable) never match a Run's `this`, and the LRU map forgets them.
  */
 static __always_inline int job_post(struct pt_regs *ctx)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), isolate, task = 0;
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), isolate;
 	struct isoprof_gc_key key = { .pid = pid_tgid >> 32 };
 	struct isoprof_gc_counters *cnt;
 
 	if (current_isolate(key.pid, &isolate) || !isolate)
 		return 0;
-	key.isolate = PT_REGS_PARM3(ctx);
-	bpf_map_update_elem(&jobs, &key, &isolate, BPF_ANY);
-	if (!bpf_probe_read_user(&task, sizeof(task), (void *)key.isolate) && task) {
-		key.isolate = task;
-		bpf_map_update_elem(&jobs, &key, &isolate, BPF_ANY);
-	}
+	note_task(&key, PT_REGS_PARM3(ctx), &isolate);
+	note_task(&key, PT_REGS_PARM4(ctx), &isolate);
 	cnt = counters();
 	if (cnt)
 		cnt->jobs_learnt++;
