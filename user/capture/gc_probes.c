@@ -170,12 +170,18 @@ int gc_probes__add(struct gc_probes *g, pid_t pid, int exe_fd)
 static int link_uprobe_multi(int prog_fd, const char *path, const struct gc_binary *b,
 			     pid_t pid, bool ret)
 {
-	unsigned long offsets[b->n];
-	__u64 cookies[b->n];
+	unsigned long *offsets = calloc(b->n, sizeof(*offsets));
+	__u64 *cookies = calloc(b->n, sizeof(*cookies));
 	struct uprobe_multi_attr attr;
 	__u32 cnt = 0;
 	long fd;
+	int err;
 
+	if (!offsets || !cookies) {
+		free(offsets);
+		free(cookies);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < b->n; i++) {
 		/* a job is posted, not returned from */
 		if (ret && b->cookies[i] == ISOPROF_GC_SITE_JOB_POST)
@@ -193,8 +199,12 @@ static int link_uprobe_multi(int prog_fd, const char *path, const struct gc_bina
 	attr.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
 	attr.pid = (__u32)pid;
 	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	if (fd < 0)
-		return errno == EINVAL || errno == E2BIG ? -EOPNOTSUPP : -errno;
+	err = fd < 0 ? -errno : 0;
+	free(offsets);
+	free(cookies);
+	/* a kernel without uprobe_multi refuses the attach type as invalid */
+	if (err)
+		return err == -EINVAL || err == -E2BIG ? -EOPNOTSUPP : err;
 	return (int)fd;
 }
 
