@@ -83,26 +83,46 @@ bool record__gc_pauses(const struct capture *c, const struct isolate_group *g, c
 	return true;
 }
 
-void record__gc_share(const struct capture *c, const struct isolate_group *g, uint64_t *gc,
-		      uint64_t *off_thread)
+int record__gc_tally(struct capture *c)
 {
 	const struct stored_sample *samples = sample_store__samples(c->store);
 	size_t n = sample_store__count(c->store);
-	struct isoprof_gc_pauses p = { 0 };
+	uint32_t *own;
 
-	*gc = g->class_samples[CLASS_GC];
-	*off_thread = g->job_gc_samples;
-	if (!g->isolate || !c->gc || gc_probes__pauses(c->gc, g->pid, g->isolate, &p) || !p.tid)
-		return;
-	*off_thread = 0;
+	c->gc_off_thread = calloc(c->attr.ngroups + 1, sizeof(*c->gc_off_thread));
+	own = calloc(c->attr.ngroups + 1, sizeof(*own));
+	if (!c->gc_off_thread || !own) {
+		free(own);
+		return -ENOMEM;
+	}
+	/* each isolate's own thread: where its latest pause ran (0: none seen) */
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+		struct isoprof_gc_pauses p;
+
+		if (g->isolate && c->gc && !gc_probes__pauses(c->gc, g->pid, g->isolate, &p))
+			own[i] = p.tid;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct stored_sample *s = &samples[i];
+		size_t gi = attribution__group_of(&c->attr, s) - c->attr.groups;
+		bool off;
 
-		if (s->tid == p.tid || attribution__group_of(&c->attr, s) != g ||
-		    stack_view__class(frame_table__stack(c->ft, s->stack_id), true) != CLASS_GC)
+		if (!s->isolate)
 			continue;
-		(*off_thread)++;
+		off = own[gi] ? s->tid != own[gi] : (s->flags & ISOPROF_SAMPLE_ISOLATE_FROM_JOB);
+		if (off && stack_view__class(frame_table__stack(c->ft, s->stack_id), true) == CLASS_GC)
+			c->gc_off_thread[gi]++;
 	}
+	free(own);
+	return 0;
+}
+
+void record__gc_share(const struct capture *c, const struct isolate_group *g, uint64_t *gc,
+		      uint64_t *off_thread)
+{
+	*gc = g->class_samples[CLASS_GC];
+	*off_thread = c->gc_off_thread ? c->gc_off_thread[g - c->attr.groups] : g->job_gc_samples;
 }
 
 /* Outputs go into the one directory opened and checked before the window. */

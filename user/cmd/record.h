@@ -119,6 +119,7 @@ struct capture {
 	struct frame_table *ft;
 	struct attribution attr;
 	bool *selected;			/* per attribution group: written? */
+	uint64_t *gc_off_thread;	/* per group: gc samples off its own thread */
 	struct cpu_profile_stats stats;	/* over every profile written */
 	size_t nwritten;
 	char first_written[PATH_MAX];
@@ -191,6 +192,8 @@ bool record__gc_pauses(const struct capture *c, const struct isolate_group *g, c
  */
 void record__gc_share(const struct capture *c, const struct isolate_group *g, uint64_t *gc,
 		      uint64_t *off_thread);
+/* Count what record__gc_share() says, for every group in one pass.  0 or -ENOMEM. */
+int record__gc_tally(struct capture *c);
 
 /* record_session.c: targets and the window. */
 

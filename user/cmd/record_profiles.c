@@ -312,6 +312,8 @@ static int attribute_samples(struct capture *c)
 	c->group_paths = calloc(c->attr.ngroups + 1, sizeof(*c->group_paths));
 	if (!c->selected || !c->group_profiles || !c->group_paths)
 		return -ENOMEM;
+	if (record__gc_tally(c))
+		return -ENOMEM;
 	return select_groups(c);
 }
 

@@ -602,6 +602,7 @@ void record_session__release(struct capture *c)
 	attribution__release(&c->attr);
 	frame_table__free(c->ft);
 	free(c->selected);
+	free(c->gc_off_thread);
 	isolate_registry__free(c->isolates);
 	discover__free(c->discovered);
 	symbolizer__free(c->sym);
