@@ -52,6 +52,13 @@ struct uprobe_multi_attr {
 _Static_assert(__builtin_offsetof(struct uprobe_multi_attr, path) == 16, "uprobe_multi path");
 _Static_assert(__builtin_offsetof(struct uprobe_multi_attr, pid) == 56, "uprobe_multi pid");
 
+/*
+ * V8 has one CollectGarbage, one NewDefaultJobHandle and a few dozen
+ * Run(JobDelegate*) (24 in workerd, 22 in node); a binary with far more
+ * matching names is not probed: each is a breakpoint in the target.
+ */
+#define MAX_SITES 256
+
 /* A binary to probe, by (device, inode), and the targets that run it. */
 struct gc_binary {
 	dev_t dev;
@@ -110,6 +117,8 @@ static int collect_site(void *ctx, const struct elf_named_sym *sym)
 	for (size_t i = 0; i < b->n; i++)
 		if (b->offsets[i] == sym->file_offset)
 			return 0;
+	if (b->n == MAX_SITES)
+		return -E2BIG;
 	if (array_grow(&b->offsets, &b->cap, b->n + 1))
 		return -ENOMEM;
 	if (b->cap != cap) {

@@ -56,7 +56,8 @@ void gc_probes__free(struct gc_probes *g);
  * its descriptor; a duplicate is held until gc_probes__attach()).  Symbols
  * are read once per binary.  -ENOENT when the binary has no
  * Heap::CollectGarbage symbol (stripped, or V8 in a shared library),
- * -ENOEXEC for an unreadable symbol table.
+ * -ENOEXEC for an unreadable symbol table, -E2BIG for a binary with more
+ * than 256 functions to probe (V8 has about 25).
  */
 int gc_probes__add(struct gc_probes *g, pid_t pid, int exe_fd);
 

@@ -404,6 +404,8 @@ static void arm_gc_probes(struct capture *c)
 		close(fd);
 		if (err == -ENOENT)
 			t->gc_why = "no Heap::CollectGarbage symbol in its executable";
+		else if (err == -E2BIG)
+			t->gc_why = "too many functions to probe in its executable";
 		else if (err)
 			t->gc_why = "its executable's symbols could not be read";
 	}
