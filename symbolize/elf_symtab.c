@@ -1028,6 +1028,52 @@ int elf_symtab__find_symbols(struct elf_symtab *st, struct elf_symbol_query *q, 
 	return 0;
 }
 
+static int each_in_table(struct elf_symtab *st, Elf_Scn *scn, const char *table,
+			 int (*fn)(void *ctx, const struct elf_named_sym *sym), void *ctx)
+{
+	struct elf_named_sym out;
+	Elf_Data *symdata, *strdata;
+	size_t entsize, n, i;
+	const char *why;
+	GElf_Sym sym;
+	int err;
+
+	err = table_data(st, scn, &symdata, &strdata, &entsize, &why);
+	if (err)
+		return err;
+	n = symdata->d_size / entsize;
+	if (n > INT_MAX)
+		return -ENOEXEC;
+	for (i = 1; i < n; i++) {
+		if (!gelf_getsym(symdata, (int)i, &sym))
+			break;
+		if (!sym.st_name || sym.st_name >= strdata->d_size || sym.st_shndx == SHN_UNDEF)
+			continue;
+		out.name = (const char *)strdata->d_buf + sym.st_name;
+		out.value = sym.st_value;
+		out.size = sym.st_size;
+		out.type = GELF_ST_TYPE(sym.st_info);
+		out.bind = GELF_ST_BIND(sym.st_info);
+		out.table = table;
+		out.file_offset = out.type == STT_TLS || sym.st_shndx == SHN_ABS ?
+				  UINT64_MAX : vaddr_to_offset(st, sym.st_value);
+		err = fn(ctx, &out);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int elf_symtab__each_symbol(struct elf_symtab *st,
+			    int (*fn)(void *ctx, const struct elf_named_sym *sym), void *ctx)
+{
+	if (st->symtab_scn)
+		return each_in_table(st, st->symtab_scn, ".symtab", fn, ctx);
+	if (st->dynsym_scn)
+		return each_in_table(st, st->dynsym_scn, ".dynsym", fn, ctx);
+	return -ENOEXEC;
+}
+
 static int find_symbol(struct elf_symtab *st, const char *name, bool prefix,
 		       struct elf_named_sym *out)
 {

@@ -159,6 +159,16 @@ struct elf_symbol_query {
 int elf_symtab__find_symbols(struct elf_symtab *st, struct elf_symbol_query *q, size_t n);
 
 /*
+ * Every defined symbol of .symtab (of .dynsym when there is no .symtab), in
+ * table order, to fn until it returns non-zero; the name and the rest are
+ * valid until elf_symtab__free().  A linear scan that does not load the
+ * function symbols, for callers that match names by pattern.  0, fn's
+ * non-zero value, -ENOEXEC when no table can be read.
+ */
+int elf_symtab__each_symbol(struct elf_symtab *st,
+			    int (*fn)(void *ctx, const struct elf_named_sym *sym), void *ctx);
+
+/*
  * The PT_TLS segment: its size in memory, alignment and virtual address.
  * -ENOENT when the file has none.  On x86-64 (TLS variant II) the variable
  * at offset v of an executable's TLS segment sits at

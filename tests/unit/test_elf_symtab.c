@@ -713,6 +713,47 @@ static void test_shrinking_file(void **state)
 	elf_symtab__free(st);
 }
 
+struct visit {
+	int seen_alpha, seen_mangled, calls, stop_at;
+	uint64_t alpha;
+};
+
+static int visit_symbol(void *ctx, const struct elf_named_sym *sym)
+{
+	struct visit *v = ctx;
+
+	v->calls++;
+	if (!strcmp(sym->name, "symfix_alpha")) {
+		v->seen_alpha++;
+		v->alpha = sym->file_offset;
+	}
+	v->seen_mangled += !strcmp(sym->name, "_ZN6symfix7mangledEi");
+	return v->stop_at && v->calls == v->stop_at ? 42 : 0;
+}
+
+/* Every defined symbol once, as find_symbol() names it; the visitor can stop the walk. */
+static void test_each_symbol(void **state)
+{
+	struct visit v = { 0 };
+	struct elf_named_sym ns;
+	struct elf_symtab *st;
+	const char *why = NULL;
+
+	(void)state;
+	st = elf_symtab__open(fixture, &why);
+	if (!st)
+		fail_msg("open %s: %s", fixture, why);
+	assert_int_equal(elf_symtab__each_symbol(st, visit_symbol, &v), 0);
+	assert_int_equal(v.seen_alpha, 1);
+	assert_int_equal(v.seen_mangled, 1);
+	assert_int_equal(elf_symtab__find_symbol(st, "symfix_alpha", &ns), 0);
+	assert_int_equal(v.alpha, ns.file_offset);
+	v = (struct visit){ .stop_at = 3 };
+	assert_int_equal(elf_symtab__each_symbol(st, visit_symbol, &v), 42);
+	assert_int_equal(v.calls, 3);
+	elf_symtab__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -725,6 +766,7 @@ int main(void)
 		cmocka_unit_test(test_dynsym_libc),
 		cmocka_unit_test(test_find_symbol),
 		cmocka_unit_test(test_find_symbols),
+		cmocka_unit_test(test_each_symbol),
 		cmocka_unit_test(test_find_symbol_libc),
 		cmocka_unit_test(test_tls_offsets),
 		cmocka_unit_test(test_shrinking_file),

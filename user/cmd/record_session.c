@@ -372,11 +372,86 @@ static void commit_pending(struct capture *c)
 	c->npending = 0;
 }
 
+/*
+ * GC probes on each V8 target whose isolates BPF can read (pauses are
+ * charged to the isolate current on the thread).  Not being able to probe
+ * costs the GC figures only: the summary and the comments say why.
+ */
+static void arm_gc_probes(struct capture *c)
+{
+	static const struct safe_open_opts exe_opts = {
+		.proc_link = true,
+		.max_bytes = SAFE_OPEN_ELF_MAX,
+	};
+	struct gc_probes_opts gopts = {
+		.targets_fd = sampler__targets_fd(c->sampler),
+		.thread_tags_fd = sampler__thread_tags_fd(c->sampler),
+	};
+	char err_buf[256] = "", path[64];
+	int err, fd;
+
+	if (c->env->no_gc_probes)
+		return;
+	gopts.err_buf = err_buf;
+	gopts.err_len = sizeof(err_buf);
+	c->gc = gc_probes__new(&gopts);
+	if (!c->gc && !c->env->quiet)
+		fprintf(stderr, "isoprof: warning: no GC pauses: %s\n",
+			err_buf[0] ? err_buf : strerror(errno));
+	for (int i = 0; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (!t->v8)
+			continue;
+		if (!c->gc) {
+			t->gc_why = "the GC probes could not be loaded";
+			continue;
+		}
+		if (!t->v8->tls.supported) {
+			t->gc_why = "isolates not readable in this process";
+			continue;
+		}
+		/* the binary the process runs, as the kernel names it (safe_open.h) */
+		snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
+		fd = safe_open__file(path, &exe_opts, NULL);
+		if (fd < 0) {
+			t->gc_why = "its executable could not be opened";
+			continue;
+		}
+		err = gc_probes__add(c->gc, t->pid, fd);
+		close(fd);
+		if (err == -ENOENT)
+			t->gc_why = "no Heap::CollectGarbage symbol in its executable";
+		else if (err == -E2BIG)
+			t->gc_why = "too many functions to probe in its executable";
+		else if (err)
+			t->gc_why = "its executable's symbols could not be read";
+	}
+	if (!c->gc)
+		return;
+	err = gc_probes__attach(c->gc);
+	if (err && err != -ENOENT && !c->env->quiet)
+		fprintf(stderr, "isoprof: warning: no GC pauses: cannot attach uprobes: %s%s\n",
+			strerror(-err), err == -EOPNOTSUPP ? " (uprobe_multi needs Linux 6.6)" : "");
+	for (int i = 0; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (!t->v8 || t->gc_why)
+			continue;
+		err = gc_probes__probed(c->gc, t->pid);
+		t->gc_probed = !err;
+		if (err)
+			t->gc_why = err == -EOPNOTSUPP ? "uprobe_multi needs Linux 6.6"
+						 : "the uprobes could not be attached";
+	}
+}
+
 int record_session__arm(struct capture *c)
 {
 	struct sampler_opts sopts = {
 		.frequency_hz = c->env->frequency_hz,
 		.run_time_stats = c->env->bpf_stats,
+		.thread_tags = !c->env->no_gc_probes,
 	};
 	char err_buf[256] = "";
 	int err;
@@ -403,6 +478,7 @@ int record_session__arm(struct capture *c)
 			return err;
 		}
 	}
+	arm_gc_probes(c);
 	c->ncpus = sampler__start(c->sampler);
 	c->armed_ns = monotime_ns();
 	if (c->ncpus < 0) {
@@ -519,6 +595,8 @@ int record_session__run_window(struct capture *c)
 
 	c->window_start_ns = monotime_ns();
 	clock_gettime(CLOCK_REALTIME, &c->wall_start);
+	if (c->gc)
+		gc_probes__window_start(c->gc, c->window_start_ns);
 	deadline = c->window_start_ns + (uint64_t)c->env->duration_ms * 1000000ull;
 
 	/* Sampling is already armed; the ring buffer holds what arrives meanwhile. */
@@ -548,6 +626,11 @@ int record_session__run_window(struct capture *c)
 	record_v8__stop(c);
 	c->window_end_ns = monotime_ns();
 	sampler__stop(c->sampler);
+	/* after the sampler: a platform thread's tag outlives no sample */
+	if (c->gc) {
+		gc_probes__detach(c->gc);
+		gc_probes__counters(c->gc, &c->gc_counters);
+	}
 	check_targets(c, monotime_ns(), true);
 	progress(c, c->window_end_ns, true);
 	return 0;
@@ -561,10 +644,12 @@ void record_session__release(struct capture *c)
 	if (c->out_dirfd)
 		close(c->out_dirfd - 1);
 	record_v8__free(c);
+	gc_probes__free(c->gc);
 	sampler__free(c->sampler);
 	attribution__release(&c->attr);
 	frame_table__free(c->ft);
 	free(c->selected);
+	free(c->gc_off_thread);
 	isolate_registry__free(c->isolates);
 	discover__free(c->discovered);
 	symbolizer__free(c->sym);

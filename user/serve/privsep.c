@@ -650,8 +650,15 @@ static void run_capture(struct job *j)
 		goto out;
 	}
 	{
-		char *argv[] = { "isoprof", "record", script_arg, version_arg, dur, type,
-				 "-q", "-o", file, r->raw ? "--raw" : NULL, NULL };
+		char *argv[13] = { "isoprof", "record", script_arg, version_arg, dur, type,
+				   "-q", "-o", file };
+		int argc = 9;
+
+		if (j->h->o->no_gc_probes)
+			argv[argc++] = "--no-gc-probes";
+		if (r->raw)
+			argv[argc++] = "--raw";
+		argv[argc] = NULL;
 		struct daemon_child_opts o = {
 			.path = j->h->o->self, .argv = argv,
 			.timeout_ms = (uint64_t)r->duration_ms + CAPTURE_GRACE_MS,
