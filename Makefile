@@ -93,9 +93,9 @@ $(OBJ)/user/report/web_assets.o: $(WEB_ASSETS)
 
 # The pprof schema's generated header is included through proto/'s headers
 # almost everywhere: every object waits for it (order-only; -MMD records the
-# real dependency after the first build).  Only the sampler includes the BPF
-# skeleton, so only it waits for the BPF build.
-$(OBJ)/user/capture/sampler.o: $(SKELS)
+# real dependency after the first build).  Only the sampler and the GC
+# probes include the BPF skeletons, so only they wait for the BPF build.
+$(OBJ)/user/capture/sampler.o $(OBJ)/user/capture/gc_probes.o: $(SKELS)
 
 $(OBJ)/%.o: %.c | $(GEN)/profile.pb-c.h
 	$(call msg,CC,$@)

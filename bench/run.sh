@@ -24,9 +24,10 @@ export WORKERD
 . "$TOP/bench/lib.sh"
 
 if [ -n "${QUICK:-}" ]; then
-	OVH="2 2" PIPE="1 6" START="1 1" ACC="1 2" KERN="1 3" LOSS="1 3" SCALE="1 300"
+	OVH="2 2" PIPE="1 6" START="1 1" ACC="1 2" KERN="1 3" LOSS="1 3" SCALE="1 300" GCP="2 3"
 else
 	OVH="6 4" PIPE="3 50" START="5 2" ACC="3 4" KERN="3 5" LOSS="2 10" SCALE="3 10 100 300 1000"
+	GCP="5 5"
 fi
 
 for tool in wrk perf node strace go; do
@@ -71,6 +72,7 @@ section() {
 	section "6. In-kernel cost" kernel.sh $KERN
 	section "7. Scale (one workerd of N isolates)" scale.sh $SCALE
 	section "8. The V8 flags' cost to the target" flags.sh
+	section "9. The GC probes' cost to the target" gcprobe.sh $GCP
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086
@@ -133,6 +135,9 @@ targets() {
 	v=$(holds "$kr <= 1.5")
 	[ "$v" = met ] && v="$v$(margin ", %.2fx to spare" "1.5 - $kr")"
 	row "in-kernel cost at most 1.5x the floor" "${kr}x per run (${krs}x per target sample)" "$v"
+	v=$(get gcprobe_ratio)
+	row "GC probes (uprobes on V8's collector): CPU per request, with / without" \
+		"ratio $(fmt "$v" %.3f)" "$(holds "$v <= 1.01" | sed 's/^met$/negligible (on by default)/;s/missed/not negligible/')"
 	row "accuracy (no target)" \
 		"ground truth: $(get accuracy_gt_pp) pp median error, $(get accuracy_gt_worst_pp) pp worst; TVD to V8's profiler $(get accuracy_tvd) (alpha), $(get accuracy_tvd_beta) (beta)" \
 		"–"

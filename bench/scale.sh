@@ -18,7 +18,8 @@
 # perf map.  Each workerd is stopped (and its perf map removed) before the
 # next N.  Prints a markdown section.
 #   bench/scale.sh [RUNS] [N...]        (default: 3 rounds; 10 100 300 1000)
-#   SCALE_BASE_PORT   first port (default 33000); worker i on BASE+i
+#   SCALE_BASE_PORT   first port (default 20000, below the ephemeral range
+#                     that clients such as wrk and curl bind); worker i on BASE+i
 #   ISOPROF_BEFORE    another isoprof binary whose `targets` is timed in the
 #                     same rounds (a before/after comparison)
 set -uo pipefail
@@ -26,7 +27,7 @@ set -uo pipefail
 RUNS=${1:-3}
 shift
 NS=${*:-10 100 300 1000}
-BASE=${SCALE_BASE_PORT:-33000}
+BASE=${SCALE_BASE_PORT:-20000}
 WIN_MS=5000
 WARM_JOBS=4
 
@@ -81,16 +82,37 @@ sizes() {
 	echo "$(calc "$logs / 1048576" %.1f) $lines $(fmt "$(calc "${bytes:-0} / 1048576")" %.1f)"
 }
 
-# isoprof_run: "ARMED_MS SYMBOLS_MS POST_MS RSS_MB PROFILES"
+# isoprof_run: "ARMED_MS SYMBOLS_MS POST_MS" then "RSS_MB PROFILES HOT CPU_MS"
+# (CPU_MS: the whole run's user + system time, what a busy machine's wall
+# time hides)
 isoprof_run() {
 	local d=$WORK/rec
 	rm -rf "$d"
-	/usr/bin/time -f '%M' -o "$WORK/time.rec" "$ISOPROF" record --pid "$SPID" \
+	/usr/bin/time -f '%M %U %S' -o "$WORK/time.rec" "$ISOPROF" record --pid "$SPID" \
 		--duration-ms "$WIN_MS" --out-dir "$d" >/dev/null 2>"$WORK/rec.err"
 	sed -n 's/.*armed \([0-9.]*\) ms after launch (symbols loaded at \([0-9.]*\) ms), post-processing \([0-9.]*\) ms.*/\1 \2 \3/p' \
 		"$WORK/rec.err" | grep . || { note "scale: record: $(head -2 "$WORK/rec.err")"; echo "n/a n/a n/a"; }
-	echo "$(calc "$(tail -1 "$WORK/time.rec") / 1024" %.1f) $(find "$d" -name '*.pb.gz' 2>/dev/null | wc -l)"
+	read -r kb us ss < <(tail -1 "$WORK/time.rec")
+	echo "$(calc "$kb / 1024" %.1f) $(find "$d" -name '*.pb.gz' 2>/dev/null | wc -l)" \
+		"$(hot_on_top "$d") $(calc "($us + $ss) * 1e3" %.0f)"
 	rm -rf "$d"
+}
+
+# hot_on_top DIR: how many of the two loaded workers (w0, w1) have one of
+# their own functions among the top 5 of their own isolate's profile and
+# none of the other's, read with go tool pprof (the third-party reader)
+hot_on_top() {
+	local i f top ok=0
+	for i in 0 1; do
+		f=$(find "$1" \( -name "w$i.js-*.pb.gz" -o -name "w$i-*.pb.gz" \) | head -1)
+		[ -n "$f" ] || continue
+		top=$(go tool pprof -top -nodecount=5 "$f" 2>/dev/null | sed -n '/flat%/,$p' | tail -n +2)
+		if grep -Eq "(hot_w$i|w${i}_f[0-9]+)( |$)" <<<"$top" &&
+			! grep -Eq "(hot_w$((1 - i))|w$((1 - i))_f[0-9]+)( |$)" <<<"$top"; then
+			ok=$((ok + 1))
+		fi
+	done
+	echo "$ok"
 }
 
 # perf_run: "FIRST_SAMPLE_MS SCRIPT_MS RECORD_RSS_MB SCRIPT_RSS_MB"
@@ -148,13 +170,13 @@ for n in $NS; do
 	R[$n,up]="$st s / $wm s" R[$n,logs]=$logmb R[$n,map]="$maplines lines, $mapmb MB"
 	load_start 3600 "http://127.0.0.1:$BASE/" "http://127.0.0.1:$((BASE + 1))/"
 	sleep 1
-	unset arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
-	declare -a arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
+	unset rcpu hots arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
+	declare -a rcpu hots arm sym post rss prof pfirst pscr prrss psrss rpost rrss rfirst rarm tms trss tok tcpu bms brss bok bcpu
 	for r in $(seq "$RUNS"); do
 		mapfile -t L < <(isoprof_run)
 		read -r a s p <<<"${L[0]}"
-		read -r m pr <<<"${L[1]}"
-		arm+=("$a") sym+=("$s") post+=("$p") rss+=("$m") prof+=("$pr")
+		read -r m pr hot rc <<<"${L[1]}"
+		arm+=("$a") sym+=("$s") post+=("$p") rss+=("$m") prof+=("$pr") hots+=("$hot") rcpu+=("$rc")
 		mapfile -t L < <(perf_run)
 		read -r f <<<"${L[0]}"
 		read -r ps prr psr <<<"${L[1]}"
@@ -168,14 +190,16 @@ for n in $NS; do
 			bms+=("$bt") brss+=("$btr") bok+=("$bk") bcpu+=("$bc")
 			note "scale: targets before: $bt ms ($bc ms CPU), $btr MB, $bk/$n complete"
 		fi
-		note "scale: $n isolates, round $r/$RUNS: record armed $a ms, symbols $s ms, post $p ms, $m MB;" \
+		note "scale: $n isolates, round $r/$RUNS: record armed $a ms, symbols $s ms, post $p ms, $m MB, $rc ms CPU, hot on top $hot/2;" \
 			"perf first sample $f ms, script $ps ms, $psr MB; targets $t ms ($tc ms CPU), $tr MB, $ok/$n complete"
 	done
 	load_stop
 	scale_stop
 	rm -rf "$WORK/w$n"
 	R[$n,arm]=$(cell "${arm[@]}") R[$n,sym]=$(cell "${sym[@]}") R[$n,post]=$(cell "${post[@]}")
+	R[$n,rcpu]=$(cell "${rcpu[@]}")
 	R[$n,rss]=$(cell "${rss[@]}") R[$n,prof]=$(med "${prof[@]}")
+	R[$n,hot]="$(echo "${hots[@]}" | tr ' ' '\n' | sort -g | head -1) of 2"
 	R[$n,pfirst]=$(cell "${pfirst[@]}") R[$n,pscr]=$(cell "${pscr[@]}")
 	R[$n,prrss]=$(cell "${prrss[@]}") R[$n,psrss]=$(cell "${psrss[@]}")
 	R[$n,rfirst]=$(med "${rfirst[@]}") R[$n,rarm]=$(med "${rarm[@]}") R[$n,rpost]=$(med "${rpost[@]}") R[$n,rrss]=$(med "${rrss[@]}")
@@ -190,6 +214,7 @@ for n in $NS; do
 	summary "scale_record_symbols_ms_$n" "$(med "${sym[@]}")"
 	summary "scale_record_post_ms_$n" "$(med "${post[@]}")"
 	summary "scale_record_rss_mb_$n" "$(med "${rss[@]}")"
+	summary "scale_record_cpu_ms_$n" "$(med "${rcpu[@]}")"
 	summary "scale_targets_ms_$n" "$(med "${tms[@]}")"
 	summary "scale_targets_rss_mb_$n" "$(med "${trss[@]}")"
 	summary "scale_targets_cpu_ms_$n" "$(med "${tcpu[@]}")"
@@ -220,8 +245,10 @@ row "start-up, ms: record armed · perf record's first sample" arm pfirst rarm
 row "start-up, ms: record's symbol tables loaded · perf record's first sample" sym pfirst rfirst
 row "post-processing, ms (record's own · perf script)" post pscr rpost
 row "peak RSS, MB (record · perf script)" rss psrss rrss
+row "record: CPU ms (user + system, the whole run)" rcpu none none
 row "perf record: peak RSS, MB" none prrss none
 row "record: profiles written" prof none none
+row "record: loaded workers with their own hot functions on top (worst round)" hot none none
 row "targets --json: ms" tms none none
 row "targets --json: CPU ms (user + system)" tcpu none none
 row "targets --json: peak RSS, MB" trss none none

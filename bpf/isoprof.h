@@ -29,6 +29,9 @@
 #define ISOPROF_SAMPLE_USER_TRUNCATED (1u << 0)   /* user stack hit the depth cap */
 #define ISOPROF_SAMPLE_KERNEL_TRUNCATED (1u << 1) /* kernel stack hit the depth cap */
 #define ISOPROF_SAMPLE_ISOLATE_READ_FAILED (1u << 2)
+/* isolate is not the thread's own: a V8 platform thread running a job that
+ * isolate posted (bpf/gc.bpf.c tags the thread) */
+#define ISOPROF_SAMPLE_ISOLATE_FROM_JOB (1u << 3)
 
 struct isoprof_sample {
 	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -72,5 +75,62 @@ struct isoprof_counters {
 };
 
 _Static_assert(sizeof(struct isoprof_counters) == 48, "isoprof_counters layout");
+
+/*
+ * GC probes (bpf/gc.bpf.c): V8's stop-the-world pauses per isolate, and the
+ * isolate a platform thread works for.
+ */
+
+/* The cookie of a GC probe: which V8 function it is on. */
+#define ISOPROF_GC_SITE_COLLECT 1	/* v8::internal::Heap::CollectGarbage */
+#define ISOPROF_GC_SITE_JOB_POST 2	/* v8::platform::NewDefaultJobHandle */
+#define ISOPROF_GC_SITE_JOB_RUN 3	/* a v8::JobTask's Run(JobDelegate*) */
+
+/* Key of the gc_pauses map: one isolate of one process. */
+struct isoprof_gc_key {
+	__u32 pid;		/* tgid */
+	__u32 pad;
+	__u64 isolate;
+};
+
+_Static_assert(sizeof(struct isoprof_gc_key) == 16, "isoprof_gc_key layout");
+
+/* Value of the gc_pauses map: the pauses that began in the window. */
+struct isoprof_gc_pauses {
+	__u64 count;
+	__u64 total_ns;
+	__u64 max_ns;
+	__u32 tid;		/* the thread of the latest pause: the isolate's own */
+	__u32 pad;
+};
+
+_Static_assert(sizeof(struct isoprof_gc_pauses) == 32, "isoprof_gc_pauses layout");
+
+/*
+ * Value of the thread_tags map, keyed by tid: the isolate whose job the
+ * platform thread is running (the sampler reads it when the thread has
+ * entered no isolate), and how deep the job functions are nested.
+ */
+struct isoprof_thread_tag {
+	__u64 isolate;
+	__u32 depth;
+	__u32 pad;
+};
+
+_Static_assert(sizeof(struct isoprof_thread_tag) == 16, "isoprof_thread_tag layout");
+
+/* Per-CPU counters of the GC probes, summed by userspace. */
+struct isoprof_gc_counters {
+	__u64 pauses;		/* outermost Heap::CollectGarbage returns counted */
+	__u64 nested;		/* CollectGarbage entered inside another */
+	__u64 no_isolate;	/* CollectGarbage on a thread with no isolate entered */
+	__u64 lost_entries;	/* a pause or tag not recorded: map full */
+	__u64 jobs_learnt;	/* jobs posted by a thread inside an isolate */
+	__u64 jobs_tagged;	/* job runs on a platform thread charged to an isolate */
+	__u64 jobs_unknown;	/* job runs on a platform thread whose poster is unknown */
+	__u64 pad;
+};
+
+_Static_assert(sizeof(struct isoprof_gc_counters) == 64, "isoprof_gc_counters layout");
 
 #endif /* ISOPROF_BPF_ISOPROF_H */

@@ -9,6 +9,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "isoprof.h"
+#include "isolate.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -32,6 +33,20 @@ struct {
 	__type(value, struct isoprof_counters);
 } counters SEC(".maps");
 
+/*
+ * Platform threads running a job for an isolate, tagged by the GC probes
+ * (bpf/gc.bpf.c, which shares this map); read only when the loader says
+ * the probes are on.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct isoprof_thread_tag);
+} thread_tags SEC(".maps");
+
+const volatile bool use_thread_tags = false;
+
 #define STACK_BYTES (ISOPROF_MAX_STACK_DEPTH * sizeof(__u64))
 
 /*
@@ -41,29 +56,6 @@ struct {
  * timer; only a ring filling up forces a wakeup.  Set by the loader.
  */
 const volatile __u64 wakeup_bytes = 4 << 20;
-
-/*
- * The V8 isolate the sampled thread has entered: the thread-local
- * v8::internal::g_current_isolate_, at a fixed offset from the thread
- * pointer that userspace computed from the runtime's ELF TLS segment.
- */
-static __always_inline int read_isolate(const struct isoprof_target *target, __u64 *isolate)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 tp;
-
-#if defined(__TARGET_ARCH_x86)
-	tp = BPF_CORE_READ(task, thread.fsbase);
-#elif defined(__TARGET_ARCH_arm64)
-	tp = BPF_CORE_READ(task, thread.uw.tp_value);
-#else
-	return -1;
-#endif
-	if (!tp)
-		return -1;
-	return bpf_probe_read_user(isolate, sizeof(*isolate),
-				   (void *)(tp + target->isolate_tls_offset));
-}
 
 /* x86-64 and arm64 kernels live in the upper half of the address space. */
 static __always_inline bool in_kernel(struct bpf_perf_event_data *ctx)
@@ -105,6 +97,15 @@ int isoprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	if ((target->flags & ISOPROF_TARGET_READ_ISOLATE) && read_isolate(target, &s->isolate)) {
 		s->isolate = 0;
 		s->flags |= ISOPROF_SAMPLE_ISOLATE_READ_FAILED;
+	}
+	if (use_thread_tags && !s->isolate && (target->flags & ISOPROF_TARGET_READ_ISOLATE)) {
+		__u32 tid = (__u32)pid_tgid;
+		struct isoprof_thread_tag *tag = bpf_map_lookup_elem(&thread_tags, &tid);
+
+		if (tag && tag->isolate) {
+			s->isolate = tag->isolate;
+			s->flags |= ISOPROF_SAMPLE_ISOLATE_FROM_JOB;
+		}
 	}
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 

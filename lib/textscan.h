@@ -11,16 +11,22 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * One more than the value of each byte as a hex digit, 0 for the others: a
+ * load per digit instead of three range tests (a perf map of millions of
+ * lines is mostly hex).
+ */
+static const uint8_t textscan_hex_plus1[256] = {
+	['0'] = 1, ['1'] = 2, ['2'] = 3, ['3'] = 4, ['4'] = 5,
+	['5'] = 6, ['6'] = 7, ['7'] = 8, ['8'] = 9, ['9'] = 10,
+	['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16,
+	['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
 /* The value of a hex digit, or -1. */
 static inline int textscan__hex_digit(char c)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	return (int)textscan_hex_plus1[(unsigned char)c] - 1;
 }
 
 /*
@@ -33,12 +39,12 @@ static inline bool textscan__hex(const char **pp, const char *end, uint64_t *out
 	uint64_t v = 0;
 	int d;
 
-	if (p >= end || textscan__hex_digit(*p) < 0)
+	if (p >= end || !textscan_hex_plus1[(unsigned char)*p])
 		return false;
-	for (; p < end && (d = textscan__hex_digit(*p)) >= 0; p++) {
+	for (; p < end && (d = textscan_hex_plus1[(unsigned char)*p]); p++) {
 		if (v > (UINT64_MAX >> 4))
 			return false;
-		v = (v << 4) | (uint64_t)d;
+		v = (v << 4) | (uint64_t)(d - 1);
 	}
 	*pp = p;
 	*out = v;

@@ -92,6 +92,14 @@ static inline bool sample_class__parse(const char *s, enum sample_class *cls)
  */
 #define CLASS_NAME_V8_PROGRAM "program"
 
+/*
+ * Profile comments on GC (docs/attribution.md, "GC"): an isolate's
+ * stop-the-world pauses during the window, count then total and longest in
+ * milliseconds with one decimal; or why they were not measured.
+ */
+#define COMMENT_GC_PAUSES "gc: %llu pauses, %.1f ms total, %.1f ms max"
+#define COMMENT_GC_OFF "gc: pauses not measured (%s)"
+
 /* The file name part of samples outside any isolate (--out-dir). */
 #define NO_ISOLATE_NAME "no-isolate"
 

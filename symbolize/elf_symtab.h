@@ -133,6 +133,41 @@ int elf_symtab__find_symbol(struct elf_symtab *st, const char *name, struct elf_
 int elf_symtab__find_symbol_prefix(struct elf_symtab *st, const char *prefix,
 				   struct elf_named_sym *out);
 
+/* One name elf_symtab__find_symbols() looks for. */
+struct elf_symbol_query {
+	const char *name;		/* in: not empty */
+	bool prefix;			/* in: name is a prefix of the symbol's */
+	unsigned int types;		/* in: 0, or only these (1u << STT_*) */
+	unsigned int unless;		/* in: 0, or 1 + the index of a query whose
+					 * answer makes this one moot */
+	int err;			/* out: 0 found, -ENOENT, -ENOEXEC as above,
+					 * -ECANCELED when moot */
+	struct elf_named_sym sym;	/* out, when found */
+};
+
+#define ELF_SYMBOL_QUERY_MAX 16
+
+/*
+ * Several names at once, each answered as elf_symtab__find_symbol() (or
+ * _prefix) would, in one pass per table rather than one per name, which
+ * ends once every query is answered or moot.  Most of the cost is reading
+ * names (a cache miss each, in workerd's 38 MB string table): a name is
+ * read only for a symbol of a type some open query takes.  0 with each
+ * q[i].err set; -EINVAL for an empty name or a bad unless, -E2BIG for
+ * more than ELF_SYMBOL_QUERY_MAX.
+ */
+int elf_symtab__find_symbols(struct elf_symtab *st, struct elf_symbol_query *q, size_t n);
+
+/*
+ * Every defined symbol of .symtab (of .dynsym when there is no .symtab), in
+ * table order, to fn until it returns non-zero; the name and the rest are
+ * valid until elf_symtab__free().  A linear scan that does not load the
+ * function symbols, for callers that match names by pattern.  0, fn's
+ * non-zero value, -ENOEXEC when no table can be read.
+ */
+int elf_symtab__each_symbol(struct elf_symtab *st,
+			    int (*fn)(void *ctx, const struct elf_named_sym *sym), void *ctx);
+
 /*
  * The PT_TLS segment: its size in memory, alignment and virtual address.
  * -ENOENT when the file has none.  On x86-64 (TLS variant II) the variable

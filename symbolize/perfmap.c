@@ -10,10 +10,16 @@
 #include <unistd.h>
 
 #include "lib/array.h"
+#include "lib/hash.h"
 #include "lib/line_tail.h"
 #include "lib/procfs.h"
 #include "lib/textscan.h"
 #include "symbolize/code_index.h"
+
+#define PERFMAP_PAGE_SHIFT 12
+#define PERFMAP_PAGE_BITS 65536
+/* Lines over more pages than this skip the page bits. */
+#define PERFMAP_PAGE_SPAN 4
 
 struct perfmap {
 	struct line_tail tail;
@@ -28,6 +34,20 @@ struct perfmap {
 	bool filtered;
 	uint64_t *want;
 	size_t nr_want, want_cap;
+	/*
+	 * owner[i]: the newest entry kept that covers want[i], by content.
+	 * A line identical to the owner of every wanted address it covers
+	 * changes no lookup (V8 logs each builtin again for every new
+	 * isolate, at the same address), so it is not kept at all.
+	 */
+	struct want_owner *owner;
+	size_t owner_cap;
+	/*
+	 * A bit per hashed 4 KiB page holding a wanted address: most lines
+	 * of a map are rejected by a load or two from these 8 KiB instead
+	 * of a binary search over the filter.
+	 */
+	uint64_t want_pages[PERFMAP_PAGE_BITS / 64];
 	bool rescan;
 	size_t unindexed;	/* entries added since the last reindex */
 
@@ -35,6 +55,13 @@ struct perfmap {
 	uint64_t lines;
 	size_t malformed;
 	size_t first_malformed;
+};
+
+struct want_owner {
+	uint64_t start;
+	uint64_t size;
+	uint64_t name_hash;
+	size_t name_len;		/* 0: no owner yet */
 };
 
 static void parse_name(const char *name, size_t len, const void *payload, struct v8name *out,
@@ -54,31 +81,101 @@ static void note_malformed(struct perfmap *pm)
 		pm->first_malformed = (size_t)pm->lines;
 }
 
+static size_t page_bit(uint64_t page)
+{
+	return (size_t)(hash__mix64(page) & (PERFMAP_PAGE_BITS - 1));
+}
+
 /* A filtered read folds its new entries into the index this often. */
 #define PERFMAP_FOLD_EVERY 16384
 
-/* First index in the filter whose address is >= addr. */
+/*
+ * First index in the filter whose address is >= addr.  Without a branch on
+ * the comparison: every line of the map is looked up, and which way each
+ * step goes is a coin toss the branch predictor loses.
+ */
 static size_t want_pos(const struct perfmap *pm, uint64_t addr)
 {
-	size_t lo = 0, hi = pm->nr_want;
+	const uint64_t *base = pm->want;
+	size_t n = pm->nr_want;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	if (!n)
+		return 0;
+	while (n > 1) {
+		size_t half = n / 2;
 
-		if (pm->want[mid] < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
+		base = base[half] < addr ? base + half : base;
+		n -= half;
 	}
-	return lo;
+	return (size_t)(base - pm->want) + (*base < addr);
 }
 
-/* Does [start, start + size) hold an address the filter wants? */
-static bool wanted(const struct perfmap *pm, uint64_t start, uint64_t size)
+/*
+ * Does [start, start + size) hold an address the filter wants?  *first:
+ * the first such address's index.
+ */
+static bool wanted(const struct perfmap *pm, uint64_t start, uint64_t size, size_t *first)
 {
-	size_t i = want_pos(pm, start);
+	uint64_t page = start >> PERFMAP_PAGE_SHIFT, last = (start + size - 1) >> PERFMAP_PAGE_SHIFT;
+	size_t i;
 
+	if (last - page < PERFMAP_PAGE_SPAN) {
+		bool maybe = false;
+
+		for (; page <= last && !maybe; page++) {
+			i = page_bit(page);
+			maybe = pm->want_pages[i / 64] >> (i % 64) & 1;
+		}
+		if (!maybe)
+			return false;
+	}
+	i = want_pos(pm, start);
+
+	*first = i;
 	return i < pm->nr_want && pm->want[i] - start < size;
+}
+
+/* A name's hash, a word at a time: most lines of a map get here. */
+static uint64_t name_hash(const char *name, size_t len)
+{
+	uint64_t h = hash__word(HASH_SEED, len), w;
+
+	for (; len >= 8; name += 8, len -= 8) {
+		memcpy(&w, name, 8);
+		h = hash__word(h, w);
+	}
+	w = 0;
+	memcpy(&w, name, len);
+	return hash__word(h, w);
+}
+
+/*
+ * Is the entry (start, size, name) already the owner of every wanted
+ * address from want[first] it covers?  If not, it becomes their owner
+ * (the caller keeps it).
+ */
+static bool owns_all(struct perfmap *pm, size_t first, uint64_t start, uint64_t size,
+		     const char *name, size_t len)
+{
+	struct want_owner me = {
+		.start = start,
+		.size = size,
+		.name_hash = name_hash(name, len),
+		.name_len = len,
+	};
+	bool same = true;
+	size_t i;
+
+	for (i = first; i < pm->nr_want && pm->want[i] - start < size; i++) {
+		struct want_owner *o = &pm->owner[i];
+
+		if (o->start != me.start || o->size != me.size || o->name_hash != me.name_hash ||
+		    o->name_len != me.name_len) {
+			same = false;
+			*o = me;
+		}
+	}
+	return same;
 }
 
 /* One line without its newline; NULL for one too long to keep. */
@@ -86,6 +183,7 @@ static int add_line(struct perfmap *pm, const char *line, size_t len)
 {
 	const char *p = line, *end;
 	uint64_t start, size;
+	size_t first = 0;
 	long id;
 
 	pm->lines++;
@@ -96,13 +194,20 @@ static int add_line(struct perfmap *pm, const char *line, size_t len)
 	if (!len)
 		return 0;
 	end = line + len;
-	if (memchr(line, '\0', len) || !textscan__hex_0x(&p, end, &start) || p >= end ||
-	    *p++ != ' ' || !textscan__hex_0x(&p, end, &size) || p >= end || *p++ != ' ' ||
-	    p == end || size > UINT64_MAX - start) {
+	if (!textscan__hex_0x(&p, end, &start) || p >= end || *p++ != ' ' ||
+	    !textscan__hex_0x(&p, end, &size) || p >= end || *p++ != ' ' || p == end ||
+	    size > UINT64_MAX - start) {
 		note_malformed(pm);
 		return 0;
 	}
-	if (!size || (pm->filtered && !wanted(pm, start, size)))
+	if (!size || (pm->filtered && !wanted(pm, start, size, &first)))
+		return 0;
+	/* Only lines kept are scanned whole: a filtered read skips most. */
+	if (memchr(p, '\0', (size_t)(end - p))) {
+		note_malformed(pm);
+		return 0;
+	}
+	if (pm->filtered && owns_all(pm, first, start, size, p, (size_t)(end - p)))
 		return 0;
 	id = code_index__add(pm->code, start, size, p, (size_t)(end - p), NULL);
 	if (id < 0)
@@ -125,6 +230,8 @@ static int add_line(struct perfmap *pm, const char *line, size_t len)
 static void clear(struct perfmap *pm)
 {
 	code_index__clear(pm->code);
+	if (pm->owner)
+		memset(pm->owner, 0, pm->owner_cap * sizeof(*pm->owner));
 	pm->lines = 0;
 	pm->malformed = 0;
 	pm->first_malformed = 0;
@@ -183,6 +290,7 @@ void perfmap__free(struct perfmap *pm)
 		line_tail__release(&pm->tail);
 	code_index__free(pm->code);
 	free(pm->want);
+	free(pm->owner);
 	free(pm);
 }
 
@@ -205,12 +313,27 @@ int perfmap__want(struct perfmap *pm, const uint64_t *addrs, size_t n)
 		return 0;
 	if (array_grow(&pm->want, &pm->want_cap, total))
 		return -ENOMEM;
+	if (pm->owner_cap < pm->want_cap) {
+		struct want_owner *o = realloc(pm->owner, pm->want_cap * sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		memset(o + pm->owner_cap, 0, (pm->want_cap - pm->owner_cap) * sizeof(*o));
+		pm->owner = o;
+		pm->owner_cap = pm->want_cap;
+	}
 	memcpy(pm->want + old, addrs, n * sizeof(*addrs));
 	qsort(pm->want, total, sizeof(*pm->want), cmp_u64);
 	for (size_t i = 0; i < total; i++)
 		if (!k || pm->want[i] != pm->want[k - 1])
 			pm->want[k++] = pm->want[i];
 	pm->nr_want = k;
+	memset(pm->want_pages, 0, sizeof(pm->want_pages));
+	for (size_t i = 0; i < k; i++) {
+		size_t bit = page_bit(pm->want[i] >> PERFMAP_PAGE_SHIFT);
+
+		pm->want_pages[bit / 64] |= 1ULL << (bit % 64);
+	}
 	/* entries dropped by an earlier read may cover the new addresses */
 	if (k != old && (pm->lines || perfmap__count(pm)))
 		pm->rescan = true;

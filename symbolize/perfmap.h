@@ -23,7 +23,9 @@
  * file, and a read is one pass of parsing two numbers per line.  For a
  * wanted address the answer is the same as without the filter (the newest
  * entry covering it wins: that entry is kept); other addresses are not
- * found.  Wanting addresses not wanted before makes the next update read
+ * found.  A line that matches the newest entry kept for every wanted
+ * address it covers (start, size and name: V8 logs each builtin again for
+ * every new isolate) is not kept again.  Wanting addresses not wanted before makes the next update read
  * the file again from its start (entries dropped earlier may cover them).
  *
  * Reading (lib/line_tail.h): perfmap__update() reads only the bytes
@@ -89,7 +91,7 @@ void perfmap__free(struct perfmap *pm);
 
 /*
  * Read the lines appended since the last call.  Returns the number of new
- * entries, or -ENOENT when the file does not exist (what was read before
+ * entries kept, or -ENOENT when the file does not exist (what was read before
  * stays: late samples still resolve after the process exits), -EINVAL for
  * a map without path, a refusal or cap of line_tail__read() (then
  * perfmap__why() says why), -ENOMEM, or the errno of open/read.

@@ -42,6 +42,11 @@ struct memo {
 	char hex[SHA256_HEX_LEN];
 };
 
+struct scan_memo {
+	struct memo m[MEMO_MAX];
+	size_t nr, bytes;
+};
+
 struct scan_script {
 	struct v8log_scan_script pub;
 	char *name;
@@ -62,8 +67,8 @@ struct v8log_scan {
 
 	char *scratch;
 	size_t scratch_cap;
-	struct memo memo[MEMO_MAX];
-	size_t nr_memo, memo_bytes;
+	struct scan_memo *memo;	/* NULL until a source is hashed */
+	bool memo_owned;	/* not v8log_scan__share_memo()'s */
 	struct v8log_scan_stats st;
 	char why[128];
 };
@@ -160,11 +165,17 @@ static void hash_source(struct v8log_scan *s, const char *name, const char *src,
 			bool kept, char hex[SHA256_HEX_LEN])
 {
 	uint8_t digest[SHA256_DIGEST_LEN];
+	struct scan_memo *mm;
 	struct memo *m;
 	size_t i;
 
-	for (i = 0; i < s->nr_memo; i++) {
-		m = &s->memo[i];
+	if (!s->memo) {
+		s->memo = calloc(1, sizeof(*s->memo));
+		s->memo_owned = s->memo != NULL;	/* NULL: hashed without a memo */
+	}
+	mm = s->memo;
+	for (i = 0; mm && i < mm->nr; i++) {
+		m = &mm->m[i];
 		if (m->len == len && !strcmp(m->name, name) && !memcmp(m->src, src, len)) {
 			memcpy(hex, m->hex, SHA256_HEX_LEN);
 			s->st.memo_hits++;
@@ -174,9 +185,9 @@ static void hash_source(struct v8log_scan *s, const char *name, const char *src,
 	sha256__digest(src, len, digest);
 	sha256__hex(digest, hex);
 	/* the user's scripts differ from isolate to isolate: only the others */
-	if (kept || s->nr_memo == MEMO_MAX || len > MEMO_BYTES_MAX - s->memo_bytes)
+	if (!mm || kept || mm->nr == MEMO_MAX || len > MEMO_BYTES_MAX - mm->bytes)
 		return;
-	m = &s->memo[s->nr_memo];
+	m = &mm->m[mm->nr];
 	m->name = strdup(name);
 	m->src = malloc(len ? len : 1);
 	if (!m->name || !m->src) {
@@ -187,8 +198,8 @@ static void hash_source(struct v8log_scan *s, const char *name, const char *src,
 	memcpy(m->src, src, len);
 	m->len = len;
 	memcpy(m->hex, hex, SHA256_HEX_LEN);
-	s->memo_bytes += len;
-	s->nr_memo++;
+	mm->bytes += len;
+	mm->nr++;
 }
 
 /* script-source,<id>,<name>,<source> */
@@ -236,6 +247,7 @@ static int ev_script_details(struct v8log_scan *s, const char *p, const char *en
 	struct scan_script *sc;
 	struct fld f[5];
 	int id, line, col;
+	bool renamed;
 	char *name;
 
 	if (split(p, end, f, 5) != 5 || !fld_int(&f[0], &id) || !fld_int(&f[2], &line) ||
@@ -251,8 +263,10 @@ static int ev_script_details(struct v8log_scan *s, const char *p, const char *en
 	name = dup_decoded(s, &f[1], NULL);
 	if (!name)
 		return -ENOMEM;
+	/* the same name again: what was decided for the source stands */
+	renamed = !sc->name || strcmp(sc->name, name);
 	set_name(sc, name);
-	if (sc->pub.has_source && !sc->source && wants(s, name))
+	if (renamed && sc->pub.has_source && !sc->source && wants(s, name))
 		s->need_rescan = true;
 	return 0;
 }
@@ -348,9 +362,12 @@ void v8log_scan__free(struct v8log_scan *s)
 	if (!s)
 		return;
 	clear(s);
-	for (size_t i = 0; i < s->nr_memo; i++) {
-		free(s->memo[i].name);
-		free(s->memo[i].src);
+	if (s->memo_owned && s->memo) {
+		for (size_t i = 0; i < s->memo->nr; i++) {
+			free(s->memo->m[i].name);
+			free(s->memo->m[i].src);
+		}
+		free(s->memo);
 	}
 	free(s->scripts);
 	index_table__release(&s->by_id);
@@ -400,6 +417,62 @@ int v8log_scan__file(struct v8log_scan *s, const char *path, const struct safe_o
 		rc = read_file(s, path, &o, budget);
 	}
 	return rc;
+}
+
+int v8log_scan__tail(struct v8log_scan *s, struct line_tail *t)
+{
+	uint64_t before = t->bytes_read;
+	int rc;
+
+	s->keep_all = false;
+	s->why[0] = '\0';
+	rc = line_tail__read(t, &scan_ops, s);
+	if (rc >= 0 && s->need_rescan) {
+		/* a dropped source is wanted after all: the whole file again */
+		line_tail__rewind(t);
+		clear(s);
+		s->keep_all = true;
+		s->st.rescans++;
+		rc = line_tail__read(t, &scan_ops, s);
+		s->keep_all = false;
+	}
+	s->st.bytes += t->bytes_read - before;
+	if (rc < 0)
+		snprintf(s->why, sizeof(s->why), "%s", line_tail__why(t));
+	drop_scratch(s);
+	return rc < 0 ? rc : 0;
+}
+
+void v8log_scan__restart(struct v8log_scan *s)
+{
+	clear(s);
+}
+
+void v8log_scan__drop_sources(struct v8log_scan *s)
+{
+	for (size_t i = 0; i < s->nr; i++) {
+		free(s->scripts[i].source);
+		s->scripts[i].source = NULL;
+		s->scripts[i].pub.source = NULL;
+	}
+	free(s->scratch);
+	s->scratch = NULL;
+	s->scratch_cap = 0;
+}
+
+int v8log_scan__share_memo(struct v8log_scan *s, struct v8log_scan *owner)
+{
+	if (s->memo || s == owner)
+		return -EINVAL;
+	if (!owner->memo) {
+		owner->memo = calloc(1, sizeof(*owner->memo));
+		if (!owner->memo)
+			return -ENOMEM;
+		owner->memo_owned = true;
+	}
+	s->memo = owner->memo;
+	s->memo_owned = false;
+	return 0;
 }
 
 int v8log_scan__buf(struct v8log_scan *s, const char *buf, size_t len)

@@ -17,6 +17,17 @@
  * remembers the sources it did not keep, up to 64 of them and 8 MB, with
  * their hash: a source of the same name and the same bytes (memcmp) is not
  * hashed again.  The runtime's own scripts are the same in every isolate.
+ * Scans of one file each (v8log_scan__tail()) share one such memo
+ * (v8log_scan__share_memo()).
+ *
+ * Resumable: v8log_scan__tail() reads a file through a struct line_tail
+ * the caller keeps, and adds to what the scan holds only the lines
+ * appended since its last call (a last line without newline waits for
+ * the next call); the tail restarts the scan when the file was replaced,
+ * shrank or was rewritten.  With v8log_scan__drop_sources() between
+ * calls, the scan of a file being written holds its scripts' names and
+ * hashes, not their sources: a long-lived listing (isoprof serve) keeps
+ * one per code log and reads only what was appended.
  *
  * Same rules as v8log: a later script-source of the same id replaces the
  * name and source, a script-details with a name renames.  A script whose
@@ -60,6 +71,7 @@ struct v8log_scan_stats {
 typedef bool (*v8log_scan_keep_fn)(const char *name, void *ctx);
 
 struct v8log_scan;
+struct line_tail;
 
 /*
  * An empty scan; keep_source NULL keeps no source.  errno ENOMEM.
@@ -76,6 +88,31 @@ void v8log_scan__free(struct v8log_scan *s);
  */
 int v8log_scan__file(struct v8log_scan *s, const char *path, const struct safe_open_opts *open,
 		     struct read_budget *budget);
+
+/*
+ * Add the lines t (line_tail.h, a reader of one code log, max_line
+ * V8LOG_LINE_MAX; the caller's) offers since its last read; t restarts
+ * the scan when the file was replaced or rewritten, and
+ * line_tail__rewind() with v8log_scan__restart() reads it from the start.
+ * A dropped source renamed into one keep_source() wants reads the whole
+ * file again, as v8log_scan__file() does.  0 or the errno of
+ * line_tail__read(), as v8log_scan__file(); on error the scan holds what
+ * was read.  Frees the decoding buffer when done (one scan per file).
+ */
+int v8log_scan__tail(struct v8log_scan *s, struct line_tail *t);
+
+/* Forget every script and the version: an empty scan (the memo stays). */
+void v8log_scan__restart(struct v8log_scan *s);
+
+/* Free the kept sources (the scripts stay, their source NULL) and buffers. */
+void v8log_scan__drop_sources(struct v8log_scan *s);
+
+/*
+ * Use owner's memo (see above) instead of one of s's own: owner must
+ * outlive s.  Before s hashes anything.  0, -EINVAL (s has its memo
+ * already, or is owner), -ENOMEM.
+ */
+int v8log_scan__share_memo(struct v8log_scan *s, struct v8log_scan *owner);
 
 /* The same for the lines of buf[0..len) (a last line without newline included). */
 int v8log_scan__buf(struct v8log_scan *s, const char *buf, size_t len);

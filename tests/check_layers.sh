@@ -35,7 +35,7 @@ room_of() {
 	echo "$d"
 }
 
-GENERATED='^(sampler\.skel\.h|profile\.pb-c\.h|vmlinux\.h)$'
+GENERATED='^([a-z_]+\.skel\.h|profile\.pb-c\.h|vmlinux\.h)$'
 bad=0
 while IFS= read -r f; do
 	from=$(room_of "$f")

@@ -72,17 +72,38 @@ run_unit() {
 	done
 }
 
+# V8 writes its perf map to /tmp/perf-PID.map and never removes it: the
+# maps of the runtimes a test started (new since it began, their process
+# gone) are removed after it, so test runs do not fill /tmp.
+perf_maps() {
+	find /tmp -maxdepth 1 -name 'perf-*.map' -printf '%f\n' 2>/dev/null | sort
+}
+
+remove_new_perf_maps() {
+	local before=$1 f pid
+	perf_maps | comm -13 "$before" - | while read -r f; do
+		pid=${f#perf-}
+		pid=${pid%.map}
+		[[ $pid =~ ^[0-9]+$ ]] || continue
+		[ -d "/proc/$pid" ] || rm -f "/tmp/perf-$pid.map"
+	done
+}
+
 run_e2e() {
-	local t
+	local t before
+	before=$(mktemp)
 	for t in tests/e2e/*.sh; do
 		[ -f "$t" ] || continue
 		[ -n "$ONLY" ] && [[ $t != *$ONLY* ]] && continue
 		echo "== $t"
+		perf_maps >"$before"
 		if ! bash "$t"; then
 			echo "fail $(basename "$t" .sh): script exited non-zero" >>"$RESULTS"
 			echo "FAIL $t exited non-zero"
 		fi
+		remove_new_perf_maps "$before"
 	done
+	rm -f "$before"
 }
 
 run_fuzz() {

@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: elf_symtab over an arbitrary image (headers, build-id
  * notes, symbol tables, demangling), with lookups at every symbol and at
- * addresses and offsets taken from the input.
+ * addresses and offsets taken from the input, and every symbol visited by
+ * name as the GC probes do (elf_symtab__each_symbol, gc_probes__site_of).
  *
  * Seeds (corpus/fuzz_elf/) come from one small C file with a global, a
  * static, a weak alias, an asm-labelled C++ name and a size-0 asm function:
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include "symbolize/elf_symtab.h"
+#include "user/capture/gc_probes.h"
 
 static uint64_t word_at(const uint8_t *data, size_t size, size_t i)
 {
@@ -29,6 +31,13 @@ static uint64_t word_at(const uint8_t *data, size_t size, size_t i)
 
 /* Keeps reads of every string from being optimized away. */
 static volatile size_t sink;
+
+static int visit(void *ctx, const struct elf_named_sym *sym)
+{
+	(void)ctx;
+	sink += strlen(sym->name) + (size_t)gc_probes__site_of(sym->name) + sym->file_offset;
+	return 0;
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -45,6 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	sink += strlen(elf_symtab__build_id(st));
+	/* before loading: the GC probes scan a table they never load */
+	elf_symtab__each_symbol(st, visit, NULL);
 	if (elf_symtab__load_symbols(st, &why) && !why)
 		__builtin_trap();
 

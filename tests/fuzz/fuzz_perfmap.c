@@ -5,6 +5,7 @@
  * between updates, possibly rewritten); and the newest-wins flattening
  * checked by brute force.
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -93,6 +94,48 @@ out:
 	return pm;
 }
 
+/*
+ * A filtered map answers every wanted address as the whole map does (the
+ * copies it does not keep change no answer); wanted: each line's start,
+ * and the byte after it, from the terminated copy text.
+ */
+static void check_filtered(const uint8_t *data, size_t size, size_t cut, const char *text)
+{
+	struct perfmap *all = perfmap__new(NULL, NULL, NULL), *some = perfmap__new(NULL, NULL, NULL);
+	struct perfmap_sym a, b;
+	uint64_t want[64];
+	size_t n = 0, i;
+	int ea, eb;
+
+	if (!all || !some)
+		goto out;
+	for (i = 0; i < size && n + 2 <= 64; i++) {
+		if (i == 0 || text[i - 1] == '\n') {
+			want[n] = strtoull(text + i, NULL, 16);
+			want[n + 1] = want[n] + 1;
+			n += 2;
+		}
+	}
+	if (perfmap__want(some, want, n) < 0)
+		goto out;
+	perfmap__parse_buf(all, (const char *)data, cut);
+	perfmap__parse_buf(some, (const char *)data, cut);
+	perfmap__parse_buf(all, (const char *)data + cut, size - cut);
+	perfmap__parse_buf(some, (const char *)data + cut, size - cut);
+	for (i = 0; i < n; i++) {
+		ea = perfmap__lookup(all, want[i], &a);
+		eb = perfmap__lookup(some, want[i], &b);
+		if (ea == -ENOMEM || eb == -ENOMEM)
+			continue;
+		if (ea != eb || (!ea && (a.start != b.start || a.size != b.size ||
+					 strcmp(a.raw, b.raw))))
+			__builtin_trap();
+	}
+out:
+	perfmap__free(all);
+	perfmap__free(some);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct perfmap_stats st;
@@ -137,6 +180,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			if (i == 0 || text[i - 1] == '\n')
 				check_lookup(pm, strtoull(text + i, NULL, 16));
 		}
+		check_filtered(data, size, cut, text);
 		free(text);
 	}
 	for (i = 0; i + 8 <= size && i < 256; i += 8) {

@@ -626,6 +626,81 @@ static void test_child_timeout_and_cancel(void **state)
 	daemon_child__free(&ch);
 }
 
+/*
+ * A worker: one frame per byte on stdin, from one process kept between
+ * requests (its pid in the payload); started again after it exits; stopped
+ * when it answers with what is not a frame, or not in time.
+ */
+static void test_worker(void **state)
+{
+	char *lister[] = { "sh", "-c",
+			   "while read -r cmd; do\n"
+			   "  case $cmd in\n"
+			   "  '') echo note >&2; printf 'ISTL\\001\\000\\000\\000\\005\\000\\000\\000"
+			   "\\000\\000\\000\\000'; printf '%05d' $$;;\n"
+			   "  esac\n"
+			   "done", NULL };
+	char *garbage[] = { "sh", "-c", "read -r x; echo 'not a frame, longer than a header'; "
+			    "sleep 30", NULL };
+	char *silent[] = { "sh", "-c", "read -r x; sleep 30", NULL };
+	struct daemon_child_opts o = { .path = "/bin/sh", .argv = lister, .timeout_ms = 5000,
+				       .out_max = 64, .err_max = 64 };
+	struct daemon_worker *w;
+	struct daemon_child ch;
+	char first[8];
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(daemon_worker__new(&o, &w), 0);
+	assert_int_equal(daemon_worker__pid(w), 0);
+	assert_int_equal(daemon_worker__ask(w, &ch), 0);
+	pid = daemon_worker__pid(w);
+	assert_true(pid > 0);
+	assert_true(WIFEXITED(ch.wait_status));
+	assert_int_equal(WEXITSTATUS(ch.wait_status), 1);
+	assert_int_equal(ch.out_len, 5);
+	snprintf(first, sizeof(first), "%s", ch.out);
+	assert_string_equal(ch.err, "note\n");
+	daemon_child__free(&ch);
+	/* the same process answers again */
+	assert_int_equal(daemon_worker__ask(w, &ch), 0);
+	assert_string_equal(ch.out, first);
+	assert_int_equal(daemon_worker__pid(w), pid);
+	daemon_child__free(&ch);
+	/* killed between requests: the next one starts another */
+	kill(pid, SIGKILL);
+	usleep(100 * 1000);
+	assert_int_equal(daemon_worker__ask(w, &ch), 0);
+	assert_int_equal(ch.out_len, 5);
+	assert_string_not_equal(ch.out, first);
+	assert_true(daemon_worker__pid(w) != pid && daemon_worker__pid(w) > 0);
+	daemon_child__free(&ch);
+	pid = daemon_worker__pid(w);
+	daemon_worker__free(w);
+	/* the end of its stdin ended it */
+	assert_int_equal(kill(pid, 0), -1);
+
+	o.argv = garbage;
+	assert_int_equal(daemon_worker__new(&o, &w), 0);
+	assert_int_equal(daemon_worker__ask(w, &ch), 0);
+	assert_false(ch.out_truncated);
+	assert_true(WIFSIGNALED(ch.wait_status));
+	assert_int_equal(ch.out_len, 0);
+	assert_int_equal(daemon_worker__pid(w), 0);
+	daemon_child__free(&ch);
+	daemon_worker__free(w);
+
+	o.argv = silent;
+	o.timeout_ms = 200;
+	assert_int_equal(daemon_worker__new(&o, &w), 0);
+	assert_int_equal(daemon_worker__ask(w, &ch), 0);
+	assert_true(ch.timed_out);
+	assert_true(WIFSIGNALED(ch.wait_status));
+	assert_int_equal(daemon_worker__pid(w), 0);
+	daemon_child__free(&ch);
+	daemon_worker__free(w);
+}
+
 static void test_remove_dir(void **state)
 {
 	char dir[] = "/tmp/test_api.XXXXXX", path[64];
@@ -663,6 +738,7 @@ int main(void)
 		cmocka_unit_test(test_admit_bucket),
 		cmocka_unit_test(test_child),
 		cmocka_unit_test(test_child_timeout_and_cancel),
+		cmocka_unit_test(test_worker),
 		cmocka_unit_test(test_remove_dir),
 	};
 

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,7 +402,7 @@ static void test_scan_pids(void **state)
 	struct discover_list *list = NULL;
 
 	(void)state;
-	assert_int_equal(discover__scan(pids, 2, &list), 0);
+	assert_int_equal(discover__scan(pids, 2, DISCOVER_ALL, &list), 0);
 	assert_non_null(list);
 	assert_int_equal(list->nr, 0);
 	assert_int_equal(list->scanned, 2);
@@ -415,11 +416,78 @@ static void test_scan_pids(void **state)
 	discover__free(NULL);
 
 	/* The whole host: whatever runs, the scan succeeds and skips this test. */
-	assert_int_equal(discover__scan(NULL, 0, &list), 0);
+	assert_int_equal(discover__scan(NULL, 0, DISCOVER_ALL, &list), 0);
 	for (size_t i = 0; i < list->nr; i++)
 		assert_int_not_equal(list->procs[i].pid, getpid());
 	assert_int_equal(list->nr_misses, 0);
 	discover__free(list);
+}
+
+/*
+ * A process's code logs, found again once a capture is armed: this test
+ * holds one open; the directory holds it and a closed one.  Each is listed
+ * once, the open one as open, and the directory once.
+ */
+static void test_complete(void **state)
+{
+	char dir[] = "/tmp/isoprof-test-discover.XXXXXX", open_log[256], closed_log[256];
+	struct discover_proc p = { 0 };
+	int fd, fd2;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(open_log, sizeof(open_log), "%s/isolate-0x1a2b-%d-v8.log", dir, getpid());
+	snprintf(closed_log, sizeof(closed_log), "%s/isolate-0x3c4d-%d-v8.log", dir, getpid());
+	fd = open(open_log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	/* the same log held twice is one log */
+	fd2 = dup(fd);
+	assert_true(fd2 >= 0);
+	assert_int_equal(write(fd, "x\n", 2), 2);
+	close(open(closed_log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600));
+	p.pid = p.nspid = getpid();
+	p.uid = getuid();
+	p.uid_known = true;
+
+	/* where the logs are, and nothing else */
+	assert_int_equal(discover__complete(&p, DISCOVER_LOG_DIRS), 0);
+	assert_int_equal(p.parts, DISCOVER_LOG_DIRS);
+	assert_int_equal(p.nr_log_dirs, 1);
+	assert_string_equal(p.log_dirs[0], dir);
+	assert_int_equal(p.nr_logs, 0);
+	assert_null(p.perf_map);
+	/* then the logs: the directory is not added again */
+	assert_int_equal(discover__complete(&p, DISCOVER_FILES), 0);
+	assert_int_equal(p.parts, DISCOVER_LOG_DIRS | DISCOVER_FILES);
+	assert_int_equal(p.nr_log_dirs, 1);
+	assert_int_equal(p.nr_logs, 2);
+	assert_string_equal(p.logs[0].path, open_log);
+	assert_true(p.logs[0].open);
+	assert_int_equal(p.logs[0].size, 2);
+	assert_int_equal(p.logs[0].isolate, 0x1a2b);
+	assert_string_equal(p.logs[1].path, closed_log);
+	assert_false(p.logs[1].open);
+	assert_non_null(p.perf_map);
+	/* what is known is not looked for again; the load bias takes a scan */
+	assert_int_equal(discover__complete(&p, DISCOVER_FILES), 0);
+	assert_int_equal(p.nr_logs, 2);
+	assert_int_equal(discover__complete(&p, DISCOVER_LOAD_BIAS), -EINVAL);
+	/* sockets too: this test listens on none, has no inspector */
+	assert_int_equal(discover__complete(&p, DISCOVER_SOCKETS), 0);
+	assert_null(p.inspector);
+	discover_proc__drop(&p, DISCOVER_LOG_DIRS);
+	assert_int_equal(p.parts, DISCOVER_SOCKETS);
+	assert_int_equal(p.nr_logs, 0);
+	assert_int_equal(p.nr_log_dirs, 0);
+	assert_null(p.perf_map);
+	discover_proc__drop(&p, DISCOVER_ALL);
+	assert_int_equal(p.parts, 0);
+
+	close(fd);
+	close(fd2);
+	unlink(open_log);
+	unlink(closed_log);
+	rmdir(dir);
 }
 
 int main(void)
@@ -439,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_tp_offset),
 		cmocka_unit_test(test_runtime_name),
 		cmocka_unit_test(test_scan_pids),
+		cmocka_unit_test(test_complete),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

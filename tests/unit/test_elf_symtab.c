@@ -462,6 +462,71 @@ static void expect_named(struct elf_symtab *st, const char *name, unsigned char 
 	assert_string_equal(out->table, table);
 }
 
+/* Several names in one pass: each answered as one lookup would. */
+static void test_find_symbols(void **state)
+{
+	struct elf_symbol_query q[] = {
+		{ .name = "symfix_alpha" },
+		{ .name = "symfix_be", .prefix = true },
+		{ .name = "symfix_alph" },	/* a prefix is not the name */
+		{ .name = "symfix_local" },
+		{ .name = "_ZN6symfix", .prefix = true },
+		{ .name = "no_such_symbol" },
+	};
+	struct elf_symbol_query many[ELF_SYMBOL_QUERY_MAX + 1], empty = { .name = "" };
+	const char *why = NULL;
+	struct elf_symtab *st;
+
+	(void)state;
+	st = elf_symtab__open(fixture, &why);
+	if (!st)
+		fail_msg("open %s: %s", fixture, why);
+	assert_int_equal(elf_symtab__find_symbols(st, q, 6), 0);
+	assert_int_equal(q[0].err, 0);
+	assert_string_equal(q[0].sym.name, "symfix_alpha");
+	assert_int_equal(q[0].sym.value, known_addr("symfix_alpha"));
+	assert_int_equal(q[0].sym.file_offset, q[0].sym.value);
+	assert_int_equal(q[1].err, 0);
+	assert_string_equal(q[1].sym.name, "symfix_beta");
+	assert_int_equal(q[2].err, -ENOENT);
+	assert_int_equal(q[3].err, 0);
+	assert_int_equal(q[3].sym.bind, STB_LOCAL);
+	assert_int_equal(q[4].err, 0);
+	assert_string_equal(q[4].sym.name, "_ZN6symfix7mangledEi");
+	assert_int_equal(q[5].err, -ENOENT);
+	assert_int_equal(elf_symtab__count(st), 0);
+	/* The same query twice: answers again, not left over. */
+	assert_int_equal(elf_symtab__find_symbols(st, q, 6), 0);
+	assert_int_equal(q[0].err, 0);
+	assert_int_equal(q[5].err, -ENOENT);
+	assert_int_equal(elf_symtab__find_symbols(st, &empty, 1), -EINVAL);
+
+	/* By type: a function is not found as an object; a moot query is not looked for. */
+	q[0] = (struct elf_symbol_query){ .name = "symfix_alpha", .types = 1u << STT_OBJECT };
+	q[1] = (struct elf_symbol_query){ .name = "symfix_alpha", .types = 1u << STT_FUNC };
+	q[2] = (struct elf_symbol_query){ .name = "symfix_be", .prefix = true, .unless = 2 };
+	q[3] = (struct elf_symbol_query){ .name = "no_such_symbol", .unless = 2 };
+	q[4] = (struct elf_symbol_query){ .name = "no_such_symbol", .unless = 1 };
+	assert_int_equal(elf_symtab__find_symbols(st, q, 5), 0);
+	assert_int_equal(q[0].err, -ENOENT);
+	assert_int_equal(q[1].err, 0);
+	assert_int_equal(q[1].sym.type, STT_FUNC);
+	assert_true(q[2].err == 0 || q[2].err == -ECANCELED);
+	assert_int_equal(q[3].err, -ECANCELED);
+	assert_int_equal(q[4].err, -ENOENT);
+	/* unless names another query, not itself nor one past the end */
+	q[0].unless = 1;
+	assert_int_equal(elf_symtab__find_symbols(st, q, 1), -EINVAL);
+	q[0].unless = 3;
+	assert_int_equal(elf_symtab__find_symbols(st, q, 2), -EINVAL);
+	for (size_t i = 0; i < ELF_SYMBOL_QUERY_MAX + 1; i++)
+		many[i] = (struct elf_symbol_query){ .name = "symfix_alpha" };
+	assert_int_equal(elf_symtab__find_symbols(st, many, ELF_SYMBOL_QUERY_MAX + 1), -E2BIG);
+	assert_int_equal(elf_symtab__find_symbols(st, many, ELF_SYMBOL_QUERY_MAX), 0);
+	assert_int_equal(many[ELF_SYMBOL_QUERY_MAX - 1].err, 0);
+	elf_symtab__free(st);
+}
+
 static void test_find_symbol(void **state)
 {
 	char path[4200], cmd[9000];
@@ -648,6 +713,47 @@ static void test_shrinking_file(void **state)
 	elf_symtab__free(st);
 }
 
+struct visit {
+	int seen_alpha, seen_mangled, calls, stop_at;
+	uint64_t alpha;
+};
+
+static int visit_symbol(void *ctx, const struct elf_named_sym *sym)
+{
+	struct visit *v = ctx;
+
+	v->calls++;
+	if (!strcmp(sym->name, "symfix_alpha")) {
+		v->seen_alpha++;
+		v->alpha = sym->file_offset;
+	}
+	v->seen_mangled += !strcmp(sym->name, "_ZN6symfix7mangledEi");
+	return v->stop_at && v->calls == v->stop_at ? 42 : 0;
+}
+
+/* Every defined symbol once, as find_symbol() names it; the visitor can stop the walk. */
+static void test_each_symbol(void **state)
+{
+	struct visit v = { 0 };
+	struct elf_named_sym ns;
+	struct elf_symtab *st;
+	const char *why = NULL;
+
+	(void)state;
+	st = elf_symtab__open(fixture, &why);
+	if (!st)
+		fail_msg("open %s: %s", fixture, why);
+	assert_int_equal(elf_symtab__each_symbol(st, visit_symbol, &v), 0);
+	assert_int_equal(v.seen_alpha, 1);
+	assert_int_equal(v.seen_mangled, 1);
+	assert_int_equal(elf_symtab__find_symbol(st, "symfix_alpha", &ns), 0);
+	assert_int_equal(v.alpha, ns.file_offset);
+	v = (struct visit){ .stop_at = 3 };
+	assert_int_equal(elf_symtab__each_symbol(st, visit_symbol, &v), 42);
+	assert_int_equal(v.calls, 3);
+	elf_symtab__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -659,6 +765,8 @@ int main(void)
 		cmocka_unit_test(test_stripped),
 		cmocka_unit_test(test_dynsym_libc),
 		cmocka_unit_test(test_find_symbol),
+		cmocka_unit_test(test_find_symbols),
+		cmocka_unit_test(test_each_symbol),
 		cmocka_unit_test(test_find_symbol_libc),
 		cmocka_unit_test(test_tls_offsets),
 		cmocka_unit_test(test_shrinking_file),

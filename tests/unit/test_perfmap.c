@@ -527,11 +527,48 @@ static void test_want_repeats(void **state)
 	pm = perfmap__new(path, NULL, NULL);
 	assert_non_null(pm);
 	assert_int_equal(perfmap__want(pm, &want, 1), 0);
-	assert_int_equal(perfmap__update(pm), 100000);
+	/* the copies the first one already answers for are not even kept */
+	assert_int_equal(perfmap__update(pm), 1);
 	assert_string_equal(name_at(pm, 0x5008), "Builtin:Add_Baseline");
 	perfmap__stats(pm, &st);
 	assert_int_equal(st.entries, 1);
 	assert_true(st.mem_bytes < 4 * 1024 * 1024);
+	perfmap__free(pm);
+}
+
+/*
+ * A copy is dropped only when it answers for nothing new: an entry
+ * logged again after another one covered part of it is kept, and wins.
+ */
+static void test_want_repeats_newest(void **state)
+{
+	static const char text[] =
+		"5000 40 Builtin:A\n"
+		"5000 40 Builtin:A\n"		/* the same: dropped */
+		"5010 40 JS:~b x.js:1:1\n"	/* covers 0x5018, not 0x5008 */
+		"5000 40 Builtin:A\n"		/* newest at 0x5018 again: kept */
+		"5000 40 Builtin:A2\n"		/* same range, another name: kept */
+		"5000 40 Builtin:A2\n";	/* the same: dropped */
+	const uint64_t want[] = { 0x5008, 0x5018, 0x5048 };
+	struct perfmap *pm;
+	char path[128];
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "repeats-newest.map");
+	write_str(path, "w", text);
+	pm = perfmap__new(path, NULL, NULL);
+	assert_non_null(pm);
+	assert_int_equal(perfmap__want(pm, want, 3), 0);
+	assert_int_equal(perfmap__update(pm), 4);
+	assert_string_equal(name_at(pm, 0x5008), "Builtin:A2");
+	assert_string_equal(name_at(pm, 0x5018), "Builtin:A2");
+	assert_string_equal(name_at(pm, 0x5048), "JS:~b x.js:1:1");
+
+	/* appended: the owners carry over to the incremental read */
+	write_str(path, "a", "5000 40 Builtin:A2\n5010 40 JS:~b x.js:1:1\n");
+	assert_int_equal(perfmap__update(pm), 1);
+	assert_string_equal(name_at(pm, 0x5018), "JS:~b x.js:1:1");
+	assert_string_equal(name_at(pm, 0x5008), "Builtin:A2");
 	perfmap__free(pm);
 }
 
@@ -612,6 +649,7 @@ int main(void)
 		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_want),
 		cmocka_unit_test(test_want_repeats),
+		cmocka_unit_test(test_want_repeats_newest),
 		cmocka_unit_test(test_path_for_pid),
 	};
 

@@ -182,7 +182,9 @@ static void test_helper(void **state)
 	f = fopen(prog, "w");
 	assert_non_null(f);
 	fputs("#!/bin/sh\n"
-	      "[ \"$1\" = targets ] && { echo x >> \"${0%/*}/scans\"; echo '[{\"pid\":1}]'; exit 0; }\n"
+	      "[ \"$1\" = targets ] && { while read -r _; do echo x >> \"${0%/*}/scans\"; "
+	      "printf 'ISTL\\000\\000\\000\\000\\014\\000\\000\\000\\000\\000\\000\\000'; "
+	      "echo '[{\"pid\":1}]'; done; exit 0; }\n"
 	      "case \"$2\" in --script=missing.js) echo 'isoprof: no script missing.js' >&2; exit 3;; esac\n"
 	      "for a; do [ \"$prev\" = -o ] && printf 'PROFILE' > \"$a\"; prev=$a; done\n"
 	      "exit 0\n", f);

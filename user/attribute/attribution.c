@@ -109,6 +109,7 @@ int attribution__build(struct attribution *a, const struct sample_store *store,
 		const struct stored_sample *s = &samples[i];
 		const struct stack_view *v = frame_table__stack(ft, s->stack_id);
 		struct isolate_group *g;
+		enum sample_class cls;
 		uint32_t gi;
 
 		err = group_index(a, &map, s->pid, s->isolate, &gi);
@@ -117,7 +118,12 @@ int attribution__build(struct attribution *a, const struct sample_store *store,
 		a->sample_group[i] = gi;
 		g = &a->groups[gi];
 		g->samples++;
-		g->class_samples[stack_view__class(v, s->isolate != 0)]++;
+		cls = stack_view__class(v, s->isolate != 0);
+		g->class_samples[cls]++;
+		if (s->flags & ISOPROF_SAMPLE_ISOLATE_FROM_JOB) {
+			g->job_samples++;
+			g->job_gc_samples += cls == CLASS_GC;
+		}
 		g->deopt_samples += v->deopt;
 		if (s->time_ns > g->last_sample_ns)
 			g->last_sample_ns = s->time_ns;

@@ -6,7 +6,9 @@
  * Samples are grouped by (pid, isolate pointer read in BPF); isolate 0 is
  * "outside any isolate": a thread that has not entered one (V8 platform
  * worker threads doing concurrent GC, the runtime's I/O threads, idle event
- * loops) or a process that is not a V8 runtime.  Each group counts its
+ * loops) or a process that is not a V8 runtime.  A platform thread running
+ * a job that an isolate posted is charged to that isolate when the GC
+ * probes tagged it (ISOPROF_SAMPLE_ISOLATE_FROM_JOB).  Each group counts its
  * samples by cost class and carries the registry's description of its
  * isolate (script, version).  For isolates without a code log, the script
  * names of their own JS frames are handed to the registry, which names the
@@ -35,6 +37,9 @@ struct isolate_group {
 	uint64_t samples;
 	uint64_t class_samples[NR_SAMPLE_CLASSES];
 	uint64_t deopt_samples;		/* with V8's deoptimizer on the stack */
+	/* taken on V8 platform threads running the isolate's jobs (gc_probes.h) */
+	uint64_t job_samples;
+	uint64_t job_gc_samples;	/* ... of them classed gc */
 	uint64_t last_sample_ns;	/* CLOCK_MONOTONIC of its newest sample */
 };
 

@@ -67,11 +67,12 @@ struct proc_ctx {
 	char *v8_path;			/* a library's path as the process sees it */
 	struct proc_maps *maps;		/* read when needed; may stay NULL */
 	char prefix[32];		/* "" or "/proc/PID/root": makes its paths ours */
+	unsigned int parts;		/* enum discover_part being looked for */
 	uint64_t *sock_inodes;
 	size_t nr_socks, cap_socks;
-	size_t cap_logs;		/* of the discover_proc's logs */
-	char **log_dirs;
-	size_t nr_log_dirs, cap_log_dirs;
+	/* the discover_proc's logs and log_dirs: capacity, and by path */
+	size_t cap_logs, cap_log_dirs;
+	struct index_table log_index, dir_index;
 };
 
 const char *discover__runtime_name(enum discover_runtime rt)
@@ -163,8 +164,6 @@ int64_t discover__tp_offset(uint64_t st_value, uint64_t memsz, uint64_t align, u
 
 /* ---- objects ------------------------------------------------------------ */
 
-/* ---- objects ------------------------------------------------------------ */
-
 static void object__release(struct object *o)
 {
 	free(o->version);
@@ -209,19 +208,17 @@ out:
 	return found ? strdup(version) : NULL;
 }
 
-/* workerd embeds the date `workerd --version` prints as RELEASE_VERSION. */
-static char *workerd_version_from(struct elf_symtab *st, int fd)
+/* workerd embeds the date `workerd --version` prints as RELEASE_VERSION (at ns). */
+static char *workerd_version_from(const struct elf_named_sym *ns, int fd)
 {
-	struct elf_named_sym ns;
 	char buf[VERSION_MAX];
 	ssize_t n;
 	size_t i;
 
-	if (elf_symtab__find_symbol(st, "RELEASE_VERSION_begin", &ns) ||
-	    ns.file_offset == UINT64_MAX || !ns.size || ns.file_offset > INT64_MAX)
+	if (ns->file_offset == UINT64_MAX || !ns->size || ns->file_offset > INT64_MAX)
 		return NULL;
-	n = pread(fd, buf, ns.size < sizeof(buf) ? ns.size : sizeof(buf) - 1,
-		  (off_t)ns.file_offset);
+	n = pread(fd, buf, ns->size < sizeof(buf) ? ns->size : sizeof(buf) - 1,
+		  (off_t)ns->file_offset);
 	if (n <= 0)
 		return NULL;
 	buf[n] = '\0';
@@ -238,18 +235,37 @@ static char *workerd_version_from(struct elf_symtab *st, int fd)
  */
 static int object__analyse(struct object *o, int fd)
 {
-	struct elf_named_sym ns;
+	/*
+	 * One pass over the symbol table, that reads as few names as it
+	 * can: workerd's code wins over node's, a TLS symbol or an object
+	 * is only looked for among those.
+	 */
+	enum { Q_TLS, Q_WORKERD, Q_NODE, Q_NODE_REGISTER, Q_RELEASE, Q_NR };
+	struct elf_symbol_query q[Q_NR] = {
+		[Q_TLS] = { .name = DISCOVER_TLS_SYMBOL, .types = 1u << STT_TLS },
+		[Q_WORKERD] = { .name = "_ZN7workerd", .prefix = true },
+		[Q_NODE] = { .name = "_ZN4node", .prefix = true, .unless = 1 + Q_WORKERD },
+		[Q_NODE_REGISTER] = { .name = "node_module_register", .types = 1u << STT_FUNC,
+				      .unless = 1 + Q_WORKERD },
+		[Q_RELEASE] = { .name = "RELEASE_VERSION_begin",
+				.types = 1u << STT_OBJECT | 1u << STT_NOTYPE },
+	};
+	/* V8 from before the thread_local current isolate */
+	struct elf_symbol_query old_v8 = { .name = "_ZN2v88internal7Isolate", .prefix = true };
 	struct elf_symtab *st;
 
 	st = elf_symtab__open_fd(fd, NULL);
 	if (!st)
 		return errno == ENOMEM ? -ENOMEM : 0;
-	if (!elf_symtab__find_symbol(st, DISCOVER_TLS_SYMBOL, &ns) && ns.type == STT_TLS) {
+	if (elf_symtab__find_symbols(st, q, Q_NR)) {
+		elf_symtab__free(st);
+		return 0;
+	}
+	if (!q[Q_TLS].err) {
 		o->has_tls_sym = true;
-		o->tls_value = ns.value;
+		o->tls_value = q[Q_TLS].sym.value;
 		o->v8 = true;
-	} else if (!elf_symtab__find_symbol_prefix(st, "_ZN2v88internal7Isolate", &ns)) {
-		/* V8 from before the thread_local current isolate. */
+	} else if (!elf_symtab__find_symbols(st, &old_v8, 1) && !old_v8.err) {
 		o->v8 = true;
 	}
 	if (!o->v8) {
@@ -257,10 +273,9 @@ static int object__analyse(struct object *o, int fd)
 		return 0;
 	}
 	o->st = st;
-	if (!elf_symtab__find_symbol_prefix(st, "_ZN7workerd", &ns))
+	if (!q[Q_WORKERD].err)
 		o->rt = DISCOVER_WORKERD;
-	else if (!elf_symtab__find_symbol(st, "node_module_register", &ns) ||
-		 !elf_symtab__find_symbol_prefix(st, "_ZN4node", &ns))
+	else if (!q[Q_NODE_REGISTER].err || !q[Q_NODE].err)
 		o->rt = DISCOVER_NODE;
 	else
 		o->rt = DISCOVER_V8;
@@ -271,8 +286,8 @@ static int object__analyse(struct object *o, int fd)
 		return -ENOMEM;
 	if (o->rt == DISCOVER_NODE)
 		o->version = node_version_from_fd(fd);
-	else if (o->rt == DISCOVER_WORKERD)
-		o->version = workerd_version_from(st, fd);
+	else if (o->rt == DISCOVER_WORKERD && !q[Q_RELEASE].err)
+		o->version = workerd_version_from(&q[Q_RELEASE].sym, fd);
 	if (!o->version)
 		o->version = strdup("unknown");
 	return o->version ? 0 : -ENOMEM;
@@ -370,17 +385,47 @@ static int proc__add_socket(struct proc_ctx *c, uint64_t inode)
 	return 0;
 }
 
+static uint32_t path_hash(const char *path)
+{
+	return hash__fold32(hash__str(HASH_SEED, path));
+}
+
+static bool log_is(const void *ctx, uint32_t index, const void *key)
+{
+	const struct discover_proc *p = ctx;
+
+	return !strcmp(p->logs[index].path, key);
+}
+
+static bool dir_is(const void *ctx, uint32_t index, const void *key)
+{
+	const struct discover_proc *p = ctx;
+
+	return !strcmp(p->log_dirs[index], key);
+}
+
+/* Is path one of p's logs already?  *slot: where it goes when not. */
+static bool proc__has_log(struct proc_ctx *c, const struct discover_proc *p, const char *path,
+			  size_t *slot)
+{
+	return index_table__lookup(&c->log_index, path_hash(path), log_is, p, path, slot) >= 0;
+}
+
+/*
+ * A code log, once: a process holds a thousand of them open on a host of
+ * a thousand isolates, and its directory lists them all again.
+ */
 static int proc__add_log(struct proc_ctx *c, struct discover_proc *p, const char *path,
 			 uint64_t isolate, bool open, const struct stat *sb)
 {
 	struct discover_code_log *l;
-	size_t i;
+	size_t slot;
 
-	for (i = 0; i < p->nr_logs; i++)
-		if (!strcmp(p->logs[i].path, path))
-			return 0;
-	if (array_grow(&p->logs, &c->cap_logs, p->nr_logs + 1))
+	if (index_table__reserve(&c->log_index) ||
+	    array_grow(&p->logs, &c->cap_logs, p->nr_logs + 1))
 		return -ENOMEM;
+	if (proc__has_log(c, p, path, &slot))
+		return 0;
 	l = &p->logs[p->nr_logs];
 	l->path = strdup(path);
 	if (!l->path)
@@ -388,32 +433,37 @@ static int proc__add_log(struct proc_ctx *c, struct discover_proc *p, const char
 	l->isolate = isolate;
 	l->open = open;
 	l->size = sb ? (uint64_t)sb->st_size : 0;
+	index_table__set(&c->log_index, slot, path_hash(path), (uint32_t)p->nr_logs);
 	p->nr_logs++;
 	return 0;
 }
 
-static int proc__remember_log_dir(struct proc_ctx *c, const char *path)
+/* The directory of a code log at path (as we open it), once. */
+static int proc__remember_log_dir(struct proc_ctx *c, struct discover_proc *p, const char *path)
 {
 	const char *slash = strrchr(path, '/');
-	char *dir;
-	size_t i;
+	char dir[PATH_MAX + 32];
+	size_t len, slot;
+	uint32_t h;
 
 	if (!slash)
 		return 0;
-	dir = strndup(path, slash == path ? 1 : (size_t)(slash - path));
-	if (!dir)
+	len = slash == path ? 1 : (size_t)(slash - path);
+	if (len >= sizeof(dir))
+		return 0;
+	memcpy(dir, path, len);
+	dir[len] = '\0';
+	h = path_hash(dir);
+	if (index_table__reserve(&c->dir_index) ||
+	    array_grow(&p->log_dirs, &c->cap_log_dirs, p->nr_log_dirs + 1))
 		return -ENOMEM;
-	for (i = 0; i < c->nr_log_dirs; i++) {
-		if (!strcmp(c->log_dirs[i], dir)) {
-			free(dir);
-			return 0;
-		}
-	}
-	if (array_grow(&c->log_dirs, &c->cap_log_dirs, c->nr_log_dirs + 1)) {
-		free(dir);
+	if (index_table__lookup(&c->dir_index, h, dir_is, p, dir, &slot) >= 0)
+		return 0;
+	p->log_dirs[p->nr_log_dirs] = strdup(dir);
+	if (!p->log_dirs[p->nr_log_dirs])
 		return -ENOMEM;
-	}
-	c->log_dirs[c->nr_log_dirs++] = dir;
+	index_table__set(&c->dir_index, slot, h, (uint32_t)p->nr_log_dirs);
+	p->nr_log_dirs++;
 	return 0;
 }
 
@@ -421,28 +471,29 @@ static int proc__remember_log_dir(struct proc_ctx *c, const char *path)
 static int proc__note_fd(struct proc_ctx *c, struct discover_proc *p, const char *fdpath,
 			 const char *link, const char *perf_name)
 {
+	char path[PATH_MAX + 32];
 	const char *base;
 	struct stat sb;
 	uint64_t isolate;
 	pid_t log_pid;
-	char *path;
 	int err;
 
 	if (!strncmp(link, "socket:[", 8))
-		return proc__add_socket(c, strtoull(link + 8, NULL, 10));
+		return c->parts & DISCOVER_SOCKETS ?
+		       proc__add_socket(c, strtoull(link + 8, NULL, 10)) : 0;
 	if (link[0] != '/')
 		return 0;
 	base = strrchr(link, '/') + 1;
 	if (!v8log__parse_filename(base, &isolate, &log_pid) && log_pid == p->nspid) {
-		path = proc__path(c, link);
-		if (!path)
-			return -ENOMEM;
-		err = proc__add_log(c, p, path, isolate, true, stat(fdpath, &sb) ? NULL : &sb);
-		if (!err)
-			err = proc__remember_log_dir(c, path);
-		free(path);
-		return err;
+		if (snprintf(path, sizeof(path), "%s%s", c->prefix, link) >= (int)sizeof(path))
+			return 0;
+		/* its size only for a listing: a capture reads the logs it sampled, later */
+		err = c->parts & DISCOVER_FILES ?
+		      proc__add_log(c, p, path, isolate, true, stat(fdpath, &sb) ? NULL : &sb) : 0;
+		return err ? err : proc__remember_log_dir(c, p, path);
 	}
+	if (!(c->parts & DISCOVER_FILES))
+		return 0;
 	if (!strcmp(base, perf_name) && !p->perf_map_open) {
 		free(p->perf_map);
 		p->perf_map = proc__path(c, link);
@@ -498,16 +549,18 @@ static int proc__scan_log_dirs(struct proc_ctx *c, struct discover_proc *p)
 
 	/* A shared log directory: only the process's own files are its logs. */
 	discover_proc__file_opts(p, &o);
-	for (i = 0; !err && i < c->nr_log_dirs; i++) {
-		paths = v8log__find(c->log_dirs[i], p->nspid, &o);
+	for (i = 0; !err && i < p->nr_log_dirs; i++) {
+		paths = v8log__find(p->log_dirs[i], p->nspid, &o);
 		if (!paths) {
 			if (errno == ENOMEM)
 				return -ENOMEM;
 			continue;
 		}
 		for (j = 0; !err && paths[j]; j++) {
+			/* most are open, known with their size already */
 			if (v8log__parse_filename(paths[j], &isolate, &log_pid) ||
-			    lstat(paths[j], &sb) || !S_ISREG(sb.st_mode))
+			    proc__has_log(c, p, paths[j], NULL) || lstat(paths[j], &sb) ||
+			    !S_ISREG(sb.st_mode))
 				continue;
 			err = proc__add_log(c, p, paths[j], isolate, false, &sb);
 		}
@@ -523,16 +576,14 @@ static int cmp_log(const void *a, const void *b)
 	return strcmp(x->path, y->path);
 }
 
-/* Code logs and the perf map, open or where V8 writes them; sockets on the way. */
+/* Code logs and the perf map, open or where V8 writes them (after proc__scan_fds()). */
 static int proc__find_files(struct proc_ctx *c, struct discover_proc *p)
 {
 	struct safe_open_opts o;
 	char buf[PATH_MAX];
 	int err, fd;
 
-	err = proc__scan_fds(c, p);
-	if (!err)
-		err = proc__scan_log_dirs(c, p);
+	err = proc__scan_log_dirs(c, p);
 	if (err)
 		return err;
 	if (p->nr_logs)
@@ -752,6 +803,9 @@ static void proc__set_tls(struct discover_proc *p, struct proc_ctx *c)
 	if (p->tls.supported)
 		p->tls.tp_offset = discover__tp_offset(o->tls_value, o->tls_memsz, o->tls_align,
 						       o->tls_vaddr);
+	/* for a listing: BPF needs only tp_offset, and a process's maps take long to read */
+	if (!(c->parts & DISCOVER_LOAD_BIAS))
+		return;
 	if (!c->maps)
 		c->maps = proc_maps__read(NULL, c->pid);
 	proc__load_bias(p, o, c->maps);
@@ -767,6 +821,29 @@ static void proc__read_nspid(struct discover_proc *p)
 	p->uid_known = !safe_open__target_uid(NULL, p->pid, &p->uid);
 }
 
+/* The parts c->parts asks for, from the process's open files on.  0 or -errno. */
+static int proc__find_parts(struct proc_ctx *c, struct discover_proc *p)
+{
+	int err = 0;
+
+	if (c->parts & (DISCOVER_LOG_DIRS | DISCOVER_FILES | DISCOVER_SOCKETS))
+		err = proc__scan_fds(c, p);
+	if (!err && (c->parts & DISCOVER_FILES))
+		err = proc__find_files(c, p);
+	if (!err && (c->parts & DISCOVER_SOCKETS))
+		err = inspector_addr__probe(p, c->pid, c->sock_inodes, c->nr_socks);
+	if (!err)
+		p->parts |= c->parts;
+	return err;
+}
+
+/* FILES finds the log directories on the way. */
+static unsigned int parts_normalize(unsigned int parts)
+{
+	parts &= DISCOVER_ALL;
+	return parts & DISCOVER_FILES ? parts | DISCOVER_LOG_DIRS : parts;
+}
+
 /* Everything discover_proc says about a V8 runtime.  0 or -errno. */
 static int proc__describe(struct scan *s, struct proc_ctx *c, struct discover_proc *p)
 {
@@ -777,49 +854,68 @@ static int proc__describe(struct scan *s, struct proc_ctx *c, struct discover_pr
 	proc__set_tls(p, c);
 	proc__read_nspid(p);
 	proc__set_prefix(s, c);
-	err = proc__find_files(c, p);
-	if (!err)
-		err = inspector_addr__probe(p, c->pid, c->sock_inodes, c->nr_socks);
-	return err;
+	return proc__find_parts(c, p);
+}
+
+/* Empty what parts of p hold (p->parts keeps the others). */
+static void proc__drop_parts(struct discover_proc *p, unsigned int parts)
+{
+	size_t i;
+
+	/* the logs and their directories go together */
+	if (parts & (DISCOVER_FILES | DISCOVER_LOG_DIRS)) {
+		free(p->perf_map);
+		p->perf_map = NULL;
+		p->perf_map_exists = p->perf_map_open = false;
+		for (i = 0; i < p->nr_logs; i++)
+			free(p->logs[i].path);
+		free(p->logs);
+		p->logs = NULL;
+		p->nr_logs = 0;
+		for (i = 0; i < p->nr_log_dirs; i++)
+			free(p->log_dirs[i]);
+		free(p->log_dirs);
+		p->log_dirs = NULL;
+		p->nr_log_dirs = 0;
+		parts |= DISCOVER_FILES | DISCOVER_LOG_DIRS;
+	}
+	if (parts & DISCOVER_SOCKETS) {
+		for (i = 0; i < p->nr_listening; i++)
+			free(p->listening[i]);
+		free(p->listening);
+		p->listening = NULL;
+		p->nr_listening = 0;
+		free(p->inspector);
+		free(p->inspector_flag);
+		p->inspector = p->inspector_flag = NULL;
+	}
+	p->parts &= ~parts;
 }
 
 static void proc__release(struct discover_proc *p)
 {
-	size_t i;
-
 	free(p->exe);
 	free(p->version);
 	free(p->build_id);
 	free(p->tls.object);
-	free(p->perf_map);
-	for (i = 0; i < p->nr_logs; i++)
-		free(p->logs[i].path);
-	free(p->logs);
-	for (i = 0; i < p->nr_listening; i++)
-		free(p->listening[i]);
-	free(p->listening);
-	free(p->inspector);
-	free(p->inspector_flag);
+	proc__drop_parts(p, DISCOVER_ALL);
 }
 
 static void proc_ctx__release(struct proc_ctx *c)
 {
-	size_t i;
-
 	free(c->v8_path);
 	proc_maps__free(c->maps);
 	free(c->sock_inodes);
-	for (i = 0; i < c->nr_log_dirs; i++)
-		free(c->log_dirs[i]);
-	free(c->log_dirs);
+	index_table__release(&c->log_index);
+	index_table__release(&c->dir_index);
 }
 
 /* ---- the scan ----------------------------------------------------------- */
 
 /* 1 when pid is a V8 runtime (added to the list), 0 when not, or -errno. */
-static int scan__pid(struct scan *s, pid_t pid)
+static int scan__pid(struct scan *s, pid_t pid, unsigned int parts)
 {
-	struct proc_ctx c = { .pid = pid };
+	struct proc_ctx c = { .pid = pid, .parts = parts };
 	struct discover_proc *p;
 	int err;
 
@@ -878,7 +974,8 @@ static int cmp_proc(const void *a, const void *b)
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-int discover__scan(const pid_t *pids, size_t nr_pids, struct discover_list **out)
+int discover__scan(const pid_t *pids, size_t nr_pids, unsigned int parts,
+		   struct discover_list **out)
 {
 	struct scan s = { 0 };
 	struct dirent *de;
@@ -888,6 +985,7 @@ int discover__scan(const pid_t *pids, size_t nr_pids, struct discover_list **out
 	int err = 0;
 
 	*out = NULL;
+	parts = parts_normalize(parts);
 	s.list = calloc(1, sizeof(*s.list));
 	if (!s.list)
 		return -ENOMEM;
@@ -895,7 +993,7 @@ int discover__scan(const pid_t *pids, size_t nr_pids, struct discover_list **out
 
 	if (pids) {
 		for (i = 0; !err && i < nr_pids; i++)
-			err = scan__account(&s, pids[i], scan__pid(&s, pids[i]), true);
+			err = scan__account(&s, pids[i], scan__pid(&s, pids[i], parts), true);
 	} else {
 		d = opendir("/proc");
 		if (!d) {
@@ -908,7 +1006,8 @@ int discover__scan(const pid_t *pids, size_t nr_pids, struct discover_list **out
 
 			if (*end || pid <= 0 || pid > INT_MAX || pid == self)
 				continue;
-			err = scan__account(&s, (pid_t)pid, scan__pid(&s, (pid_t)pid), false);
+			err = scan__account(&s, (pid_t)pid, scan__pid(&s, (pid_t)pid, parts),
+					    false);
 		}
 		closedir(d);
 	}
@@ -927,6 +1026,51 @@ out:
 	}
 	*out = s.list;
 	return 0;
+}
+
+int discover__complete(struct discover_proc *p, unsigned int parts)
+{
+	struct proc_ctx c = { .pid = p->pid };
+	struct scan s = { 0 };
+	size_t i, slot;
+	int err = 0;
+
+	if (parts & DISCOVER_LOAD_BIAS & ~p->parts)
+		return -EINVAL;
+	c.parts = parts_normalize(parts) & ~p->parts & ~DISCOVER_LOAD_BIAS;
+	if (!c.parts)
+		return 0;
+	s.mntns_known = !stat("/proc/self/ns/mnt", &s.self_mntns);
+	proc__set_prefix(&s, &c);
+	/* what it has already, found again, is not added twice */
+	c.cap_logs = p->nr_logs;
+	c.cap_log_dirs = p->nr_log_dirs;
+	for (i = 0; !err && i < p->nr_logs; i++) {
+		err = index_table__reserve(&c.log_index);
+		if (!err && !proc__has_log(&c, p, p->logs[i].path, &slot))
+			index_table__set(&c.log_index, slot, path_hash(p->logs[i].path),
+					 (uint32_t)i);
+	}
+	for (i = 0; !err && i < p->nr_log_dirs; i++) {
+		err = index_table__reserve(&c.dir_index);
+		if (!err)
+			index_table__lookup(&c.dir_index, path_hash(p->log_dirs[i]), dir_is, p,
+					    p->log_dirs[i], &slot);
+		if (!err)
+			index_table__set(&c.dir_index, slot, path_hash(p->log_dirs[i]),
+					 (uint32_t)i);
+	}
+	if (!err)
+		err = proc__find_parts(&c, p);
+	if (err)
+		proc__drop_parts(p, c.parts);
+	proc_ctx__release(&c);
+	return err;
+}
+
+void discover_proc__drop(struct discover_proc *p, unsigned int parts)
+{
+	proc__drop_parts(p, parts & ~DISCOVER_LOAD_BIAS);
 }
 
 void discover__free(struct discover_list *list)

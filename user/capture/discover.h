@@ -80,6 +80,21 @@ struct discover_tls {
 	const char *why_unsupported;	/* static text when !supported */
 };
 
+/*
+ * What a scan finds out besides what each process is (runtime, version,
+ * build-id, uid, where its current isolate lives).  A capture asks for
+ * what arming needs and the rest once armed (discover__complete());
+ * targets asks for everything.
+ */
+enum discover_part {
+	DISCOVER_LOG_DIRS = 1u << 0,	/* log_dirs, from its open files */
+	DISCOVER_FILES = 1u << 1,	/* perf_map*, logs, and log_dirs */
+	DISCOVER_SOCKETS = 1u << 2,	/* listening, inspector, inspector_flag */
+	DISCOVER_LOAD_BIAS = 1u << 3,	/* tls.load_bias*: reads /proc/PID/maps */
+};
+
+#define DISCOVER_ALL (DISCOVER_LOG_DIRS | DISCOVER_FILES | DISCOVER_SOCKETS | DISCOVER_LOAD_BIAS)
+
 struct discover_code_log {
 	char *path;		/* openable from here */
 	uint64_t isolate;	/* from the file name (v8log__parse_filename()) */
@@ -98,6 +113,7 @@ struct discover_proc {
 	char *version;		/* "v20.20.2", "2026-11-17", or "unknown" */
 	char *build_id;		/* of the object holding V8; "" when it has none */
 	struct discover_tls tls;
+	unsigned int parts;	/* enum discover_part: what below was looked for */
 
 	char *perf_map;		/* where V8 writes (or would write) its perf map */
 	bool perf_map_exists;
@@ -105,6 +121,9 @@ struct discover_proc {
 
 	struct discover_code_log *logs;	/* sorted by path */
 	size_t nr_logs;
+	char **log_dirs;	/* where its open code logs are (openable from here):
+				 * where V8 writes those of new isolates */
+	size_t nr_log_dirs;
 
 	char **listening;	/* HOST:PORT of its listening TCP sockets */
 	size_t nr_listening;
@@ -131,10 +150,24 @@ struct discover_list {
 };
 
 /*
- * Scan every process (pids NULL) or the nr_pids given.  0 and *out set, or
- * -ENOMEM, or the errno of opening /proc.
+ * Scan every process (pids NULL) or the nr_pids given, finding out parts
+ * (enum discover_part) of each V8 runtime.  0 and *out set, or -ENOMEM,
+ * or the errno of opening /proc.
  */
-int discover__scan(const pid_t *pids, size_t nr_pids, struct discover_list **out);
+int discover__scan(const pid_t *pids, size_t nr_pids, unsigned int parts,
+		   struct discover_list **out);
+
+/*
+ * Find out the parts of p its scan left out (DISCOVER_LOAD_BIAS aside:
+ * only a scan has the binary at hand), from /proc/PID again: what is read
+ * is p's only if the caller finds the process still running afterwards
+ * (a pidfd), and drops it otherwise.  0, -ESRCH, -EINVAL, or -ENOMEM; on
+ * error the parts asked for are left empty.
+ */
+int discover__complete(struct discover_proc *p, unsigned int parts);
+
+/* Empty parts of p (the log parts go together): they were another process's. */
+void discover_proc__drop(struct discover_proc *p, unsigned int parts);
 
 void discover__free(struct discover_list *list);
 

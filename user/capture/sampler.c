@@ -108,6 +108,7 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	}
 	/* be woken when a quarter of the ring is used; drain on a timer otherwise */
 	s->skel->rodata->wakeup_bytes = ring_bytes / 4;
+	s->skel->rodata->use_thread_tags = opts->thread_tags;
 	err = bpf_map__set_max_entries(s->skel->maps.samples, ring_bytes);
 	if (!err)
 		err = bpf_map__set_max_entries(s->skel->maps.targets, max_targets);
@@ -259,6 +260,16 @@ void sampler__free(struct sampler *s)
 	if (s->stats_fd >= 0)
 		close(s->stats_fd);
 	free(s);
+}
+
+int sampler__targets_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.targets);
+}
+
+int sampler__thread_tags_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.thread_tags);
 }
 
 int sampler__counters(struct sampler *s, struct isoprof_counters *out)

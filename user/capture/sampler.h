@@ -32,6 +32,7 @@ struct sampler_opts {
 	size_t ringbuf_bytes;		/* power of two, >= page size; 0: sampler__ringbuf_bytes() */
 	unsigned int max_targets;	/* 0: default */
 	bool run_time_stats;		/* turn on kernel BPF run-time stats while loaded */
+	bool thread_tags;		/* charge tagged platform threads (gc_probes.h) */
 	char *err_buf;			/* optional: why sampler__new() failed */
 	size_t err_len;
 };
@@ -54,6 +55,13 @@ int sampler__start(struct sampler *s);
 int sampler__poll(struct sampler *s, int timeout_ms);
 /* Detach from the CPUs and consume what is left. */
 int sampler__stop(struct sampler *s);
+
+/*
+ * The maps the GC probes share (gc_probes.h): the targets, and the tags
+ * of platform threads.  Descriptors owned by the sampler.
+ */
+int sampler__targets_fd(const struct sampler *s);
+int sampler__thread_tags_fd(const struct sampler *s);
 
 /* Sum of the per-CPU counters. */
 int sampler__counters(struct sampler *s, struct isoprof_counters *out);

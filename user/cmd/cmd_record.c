@@ -18,7 +18,7 @@
 #define MAX_DURATION_MS 50000
 #define MAX_FREQUENCY_HZ 20000
 
-enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NAMESPACE, OPT_ACTOR };
+enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NO_GC_PROBES, OPT_JSON, OPT_NAMESPACE, OPT_ACTOR };
 
 #define ACTOR_ID_LEN 64
 
@@ -57,6 +57,12 @@ static const struct argp_option record_options[] = {
 	  "(needs --out-dir)", 0 },
 	{ "inspector", OPT_INSPECTOR, "HOST:PORT", 0,
 	  "The target's inspector (loopback only), when isoprof cannot find it", 0 },
+	{ "json", OPT_JSON, NULL, 0,
+	  "Also print the summary as JSON on stdout (samples, isolates, their classes and "
+	  "GC pauses)", 0 },
+	{ "no-gc-probes", OPT_NO_GC_PROBES, NULL, 0,
+	  "No uprobes on V8's garbage collector: no GC pauses per isolate, and GC jobs on "
+	  "V8's platform threads stay outside isolates", 0 },
 	{ 0 },
 };
 
@@ -126,6 +132,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		if (strlen(arg) != ACTOR_ID_LEN || strspn(arg, "0123456789abcdefABCDEF") != ACTOR_ID_LEN)
 			argp_error(state, "--actor must be %d hexadecimal digits", ACTOR_ID_LEN);
 		env->actor_id = arg;
+		break;
+	case OPT_NO_GC_PROBES:
+		env->no_gc_probes = true;
+		break;
+	case OPT_JSON:
+		env->json = true;
 		break;
 	case ARGP_KEY_END:
 		if (env->v8 && env->type == RECORD_HEAP)
@@ -229,6 +241,8 @@ static void finish(struct capture *c)
 	}
 	if (c->env->type == RECORD_CPU)
 		record_summary__print(c, &cnt, process_ms);
+	if (c->env->type == RECORD_CPU && c->env->json && record_summary__print_json(c, &cnt))
+		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
 	if (c->env->bpf_stats)
 		record_summary__print_bpf_stats(c, &cnt);
 	c->exit_status = RECORD_EXIT_OK;

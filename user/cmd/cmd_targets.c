@@ -15,11 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "user/cmd/commands.h"
 #include "user/cmd/options.h"
 #include "user/capture/discover.h"
 #include "user/attribute/isolates.h"
+#include "user/attribute/listing_cache.h"
 #include "user/attribute/services.h"
 #include "user/capture/sampler.h"
 #include "symbolize/v8log_scan.h"
@@ -27,6 +29,8 @@
 #include "lib/json.h"
 #include "lib/monotime.h"
 #include "lib/textescape.h"
+#include "lib/fileio.h"
+#include "user/serve/daemon.h"
 #include "user/capture/caps.h"
 
 #define BUILD_ID_SHORT 12
@@ -42,10 +46,13 @@ struct targets_env {
 	long sample_ms;
 	pid_t pids[MAX_PIDS];
 	size_t npids;
+	bool requests;
 };
 
 static const struct argp_option targets_options[] = {
 	{ "json", 'j', NULL, 0, "Print a JSON array of objects instead of a table", 0 },
+	{ "requests", 'R', NULL, OPTION_HIDDEN,
+	  "List once per byte read on stdin, in frames (isoprof serve's helper)", 0 },
 	{ "pid", 'p', "PID", 0, "Only this process; repeatable", 0 },
 	{ "sample-ms", 's', "MS", 0,
 	  "Also sample the runtimes for MS milliseconds (BPF, 1000 Hz) and show each "
@@ -60,6 +67,9 @@ static error_t targets_parse(int key, char *arg, struct argp_state *state)
 	switch (key) {
 	case 'j':
 		env->json = true;
+		break;
+	case 'R':
+		env->requests = true;
 		break;
 	case 's':
 		if (options__long(arg, 1, 10000, &env->sample_ms))
@@ -183,31 +193,24 @@ static int sample_activity(const struct discover_list *list, long ms, struct act
 
 static struct service_map *services;
 
-/* The isolate's service, its name set in the registry; NULL when none. */
-static const struct workerd_service *name_isolate(struct isolate_registry *reg,
-						  const struct isolate_info **info)
+/* The name a listing shows: the service's when known (services.h), else the isolate's. */
+static const char *shown_name(const struct listing_log *info,
+			      const struct workerd_service *service)
 {
-	const struct workerd_service *s = service_map__service_of(services, *info);
-
-	if (!s || isolate_registry__set_service_name(reg, (*info)->pid, (*info)->isolate, s->name))
-		return NULL;
-	*info = isolate_registry__find(reg, (*info)->pid, (*info)->isolate);
-	return s;
+	return service ? service->name : info->name;
 }
 
 /* ---- scripts, from the code logs ------------------------------------------ */
 
 /*
- * One code log, scanned for its scripts (v8log_scan.h: no code index, only
- * the user scripts' sources kept, for the version id) and its isolate
- * entered in the registry from that scan.  One at a time, through one scan
- * object per process (which hashes the runtime's own scripts once): a host
- * with a thousand isolates is listed in the memory of one log's scripts.
+ * One code log, as the listing cache has it (listing_cache.h: its scripts
+ * without their sources, the isolate's name and version id).  A one-shot
+ * listing fills a cache once; a listing served on stdin (isoprof serve's
+ * helper) keeps it, and reads only what changed since the call before.
  */
 struct log_view {
-	struct v8log_scan *scan;	/* the process's scan; NULL when the log was not read */
+	const struct listing_log *log;	/* NULL when the log was not read */
 	int err;			/* why not; -EFBIG: larger than LOG_READ_MAX */
-	const struct isolate_info *info;	/* NULL when unknown */
 	const struct workerd_service *service;	/* NULL when unknown */
 };
 
@@ -222,15 +225,9 @@ static bool script_is_internal(const char *name)
 	return !isolate__is_user_script(name);
 }
 
-/* A scan for the logs of one process; NULL: ENOMEM. */
-static struct v8log_scan *new_scan(void)
-{
-	return v8log_scan__new(isolate__keep_source, NULL);
-}
-
-/* Scan p's i-th code log with scan into v.  -ENOMEM only: other errors are v->err. */
-static int read_log(struct isolate_registry *reg, const struct discover_proc *p, size_t i,
-		    struct v8log_scan *scan, struct log_view *v)
+/* p's i-th code log into v.  -ENOMEM only: other errors are v->err. */
+static int read_log(struct listing_cache *cache, const struct discover_proc *p, size_t i,
+		    struct log_view *v)
 {
 	struct safe_open_opts own;
 	int err;
@@ -241,18 +238,14 @@ static int read_log(struct isolate_registry *reg, const struct discover_proc *p,
 		return 0;
 	}
 	discover_proc__file_opts(p, &own);
-	err = v8log_scan__file(scan, p->logs[i].path, &own, NULL);
+	err = listing_cache__read(cache, p->pid, p->logs[i].path, &own, &v->log, NULL);
 	if (err) {
+		v->log = NULL;
 		v->err = err;
 		return err == -ENOMEM ? err : 0;
 	}
-	err = isolate_registry__add_scan(reg, p->pid, p->logs[i].path, scan);
-	if (err == -ENOMEM)
-		return err;
-	v->scan = scan;
-	v->info = err ? NULL : isolate_registry__find(reg, p->pid, p->logs[i].isolate);
-	if (v->info)
-		v->service = name_isolate(reg, &v->info);
+	if (v->log->known)
+		v->service = service_map__lookup(services, p->pid, v->log->version_full);
 	return 0;
 }
 
@@ -345,18 +338,19 @@ static void json_log_scripts(struct json_writer *w, struct json_object *o,
 	struct json_object *scripts;
 	size_t n;
 
-	if (!v->scan) {
+	struct v8log_scan *scan = v->log ? v->log->scan : NULL;
+
+	if (!scan) {
 		put(w, o, "scripts", NULL, true);
 		put_text(w, o, "error", log_error(v->err));
 		return;
 	}
-	put_text(w, o, "v8_version",
-		 *v8log_scan__version(v->scan) ? v8log_scan__version(v->scan) : NULL);
+	put_text(w, o, "v8_version", *v8log_scan__version(scan) ? v8log_scan__version(scan) : NULL);
 	scripts = json_object_new_array();
 	put(w, o, "scripts", scripts, false);
-	n = v8log_scan__count(v->scan);
+	n = v8log_scan__count(scan);
 	for (size_t i = 0; scripts && i < n; i++) {
-		const struct v8log_scan_script *sc = v8log_scan__at(v->scan, i);
+		const struct v8log_scan_script *sc = v8log_scan__at(scan, i);
 		struct json_object *so;
 
 		if (!sc)
@@ -371,7 +365,13 @@ static void json_log_scripts(struct json_writer *w, struct json_object *o,
 	}
 }
 
-static const char *created_str(const struct isolate_info *info, char *buf, size_t len);
+static const char *created_str(const struct listing_log *info, char *buf, size_t len);
+
+/* The isolate of a log, or NULL when it is not known. */
+static const struct listing_log *view_isolate(const struct log_view *v)
+{
+	return v->log && v->log->known ? v->log : NULL;
+}
 
 /* [{"class_name": ..., "unique_key": ... or null}] */
 static struct json_object *json_namespaces(struct json_writer *w, const struct workerd_service *s)
@@ -417,7 +417,7 @@ static struct json_object *json_code_log(struct json_writer *w, const struct dis
 					 size_t i, const struct log_view *view)
 {
 	const struct discover_code_log *l = &p->logs[i];
-	const struct isolate_info *info = view->info;
+	const struct listing_log *info = view_isolate(view);
 	struct json_object *o = json_object_new_object();
 	char when[32];
 
@@ -425,12 +425,13 @@ static struct json_object *json_code_log(struct json_writer *w, const struct dis
 	put_hex(w, o, "isolate", l->isolate);
 	put_u64(w, o, "size", l->size);
 	put_bool(w, o, "open", l->open);
-	put_text(w, o, "name", info ? info->name : NULL);
+	put_text(w, o, "name", info ? shown_name(info, view->service) : NULL);
 	put_text(w, o, "service", view->service ? view->service->name : NULL);
 	put(w, o, "namespaces", view->service ? json_namespaces(w, view->service) : NULL, true);
 	put_text(w, o, "version", info ? info->version : NULL);
 	put_text(w, o, "version_full", info && info->version_full[0] ? info->version_full : NULL);
-	put_text(w, o, "label", info ? info->label : NULL);
+	/* a listing loads no labels (--version-labels is record's) */
+	put_text(w, o, "label", NULL);
 	put_text(w, o, "created",
 		 info && info->created_ns ? created_str(info, when, sizeof(when)) : NULL);
 	if (activity)
@@ -440,10 +441,9 @@ static struct json_object *json_code_log(struct json_writer *w, const struct dis
 }
 
 static struct json_object *json_proc(struct json_writer *w, const struct discover_proc *p,
-				     struct isolate_registry *reg)
+				     struct listing_cache *cache)
 {
 	struct json_object *o = json_object_new_object(), *perf_map, *logs, *listening;
-	struct v8log_scan *scan = p->nr_logs ? new_scan() : NULL;
 	struct log_view view;
 
 	put(w, o, "pid", json_object_new_int(p->pid), false);
@@ -466,16 +466,13 @@ static struct json_object *json_proc(struct json_writer *w, const struct discove
 
 	logs = json_object_new_array();
 	put(w, o, "code_logs", logs, false);
-	if (p->nr_logs && !scan)
-		w->err = -ENOMEM;
 	for (size_t i = 0; logs && i < p->nr_logs && !w->err; i++) {
-		if (read_log(reg, p, i, scan, &view)) {
+		if (read_log(cache, p, i, &view)) {
 			w->err = -ENOMEM;
 			break;
 		}
 		push(w, logs, json_code_log(w, p, i, &view));
 	}
-	v8log_scan__free(scan);
 
 	listening = json_object_new_array();
 	put(w, o, "listening", listening, false);
@@ -486,7 +483,7 @@ static struct json_object *json_proc(struct json_writer *w, const struct discove
 	return o;
 }
 
-static int print_json(FILE *out, const struct discover_list *list, struct isolate_registry *reg)
+static int print_json(FILE *out, const struct discover_list *list, struct listing_cache *cache)
 {
 	struct json_writer w = { 0 };
 	struct json_object *all = json_object_new_array();
@@ -494,7 +491,7 @@ static int print_json(FILE *out, const struct discover_list *list, struct isolat
 	if (!all)
 		return -ENOMEM;
 	for (size_t i = 0; i < list->nr && !w.err; i++)
-		push(&w, all, json_proc(&w, &list->procs[i], reg));
+		push(&w, all, json_proc(&w, &list->procs[i], cache));
 	if (!w.err)
 		w.err = json__write(out, all, true);
 	json_object_put(all);
@@ -503,7 +500,7 @@ static int print_json(FILE *out, const struct discover_list *list, struct isolat
 
 /* ---- table -------------------------------------------------------------- */
 
-static const char *created_str(const struct isolate_info *info, char *buf, size_t len)
+static const char *created_str(const struct listing_log *info, char *buf, size_t len)
 {
 	time_t t;
 	struct tm tm;
@@ -519,16 +516,17 @@ static const char *created_str(const struct isolate_info *info, char *buf, size_
 /* The user scripts of one isolate, one line each, and how many internal ones. */
 static void print_log_scripts(FILE *out, const struct log_view *v)
 {
+	struct v8log_scan *scan = v->log ? v->log->scan : NULL;
 	const struct v8log_scan_script *sc;
 	size_t i, n, internal = 0;
 
-	if (!v->scan) {
+	if (!scan) {
 		fprintf(out, "        (log unreadable: %s)\n", log_error(v->err));
 		return;
 	}
-	n = v8log_scan__count(v->scan);
+	n = v8log_scan__count(scan);
 	for (i = 0; i < n; i++) {
-		sc = v8log_scan__at(v->scan, i);
+		sc = v8log_scan__at(scan, i);
 		if (!sc)
 			continue;
 		if (script_is_internal(sc->name)) {
@@ -543,10 +541,9 @@ static void print_log_scripts(FILE *out, const struct log_view *v)
 			internal == 1 ? "" : "s");
 }
 
-static int print_table(FILE *out, const struct discover_list *list, struct isolate_registry *reg)
+static int print_table(FILE *out, const struct discover_list *list, struct listing_cache *cache)
 {
 	char runtime[96], build_id[BUILD_ID_SHORT + 1], when[32];
-	struct v8log_scan *scan;
 	struct log_view view;
 	size_t i, j;
 
@@ -563,21 +560,16 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 			p->inspector ? esc(p->inspector) : "-", esc(p->comm));
 		if (service_map__why_unknown(services, p->pid))
 			fprintf(out, "    %s\n", esc(service_map__why_unknown(services, p->pid)));
-		scan = p->nr_logs ? new_scan() : NULL;
-		if (p->nr_logs && !scan)
-			return -ENOMEM;
 		for (j = 0; j < p->nr_logs; j++) {
-			const struct isolate_info *info;
+			const struct listing_log *info;
 
-			if (read_log(reg, p, j, scan, &view)) {
-				v8log_scan__free(scan);
+			if (read_log(cache, p, j, &view))
 				return -ENOMEM;
-			}
-			info = view.info;
+			info = view_isolate(&view);
 
 			fprintf(out, "    isolate 0x%" PRIx64 "  %s  version %s  created %s",
-				p->logs[j].isolate, info ? esc(info->name) : "?",
-				info ? esc(info->label ? info->label : info->version) : "unknown",
+				p->logs[j].isolate, info ? esc(shown_name(info, view.service)) : "?",
+				info ? esc(info->version) : "unknown",
 				created_str(info, when, sizeof(when)));
 			if (activity)
 				fprintf(out, "  samples %" PRIu64 " in %ld ms",
@@ -593,7 +585,6 @@ static int print_table(FILE *out, const struct discover_list *list, struct isola
 				p->logs[j].open ? "" : "  (closed)");
 			print_log_scripts(out, &view);
 		}
-		v8log_scan__free(scan);
 		if (!p->tls.supported)
 			fprintf(out, "    current isolate: %s\n", esc(p->tls.why_unsupported));
 	}
@@ -616,6 +607,111 @@ static const char *miss_reason(int err)
 	}
 }
 
+/*
+ * One listing to out: discovery, then every code log through cache.  The
+ * command's exit status (0, 1).
+ */
+static int list_once(FILE *out, const struct targets_env *env, struct listing_cache *cache)
+{
+	struct discover_list *list = NULL;
+	size_t i;
+	int err, ret = 0;
+
+	err = discover__scan(env->npids ? env->pids : NULL, env->npids, DISCOVER_ALL, &list);
+	if (err) {
+		fprintf(stderr, "isoprof: targets: %s\n", strerror(-err));
+		return 1;
+	}
+	for (i = 0; i < list->nr_misses; i++) {
+		fprintf(stderr, "isoprof: pid %d: %s\n", list->misses[i].pid,
+			miss_reason(list->misses[i].err));
+		ret = 1;
+	}
+
+	if (env->sample_ms && list->nr) {
+		static struct activity seen;
+
+		if (sample_activity(list, env->sample_ms, &seen))
+			ret = 1;
+		else
+			activity = &seen;
+	}
+	/* workerd's configs: service names and Durable Object namespaces */
+	services = service_map__new();
+	for (i = 0; services && i < list->nr && !err; i++)
+		err = service_map__add_process(services, &list->procs[i]);
+	listing_cache__begin(cache);
+	if (!services || err)
+		err = -ENOMEM;
+	else if (env->json)
+		err = print_json(out, list, cache);
+	else if (list->nr)
+		err = print_table(out, list, cache);
+	else if (!env->npids)
+		fprintf(out, "No V8 runtime found (%zu other processes looked at).\n",
+			list->scanned);
+	listing_cache__end(cache);
+	service_map__free(services);
+	services = NULL;
+
+	/* Exited ones (zombies included) are not worth a line; unreadable ones are. */
+	if (!env->json && !env->npids && list->skipped_denied)
+		fprintf(out, "%zu processes could not be inspected (permission denied: run as root "
+			"to see them).\n", list->skipped_denied);
+	if (err) {
+		fprintf(stderr, "isoprof: targets: %s\n", strerror(-err));
+		ret = 1;
+	}
+	discover__free(list);
+	return ret;
+}
+
+/*
+ * --requests (isoprof serve's helper, privsep.h): one listing per byte read
+ * on stdin, each written to stdout as one frame (struct
+ * daemon_frame, then the JSON), with one cache for all of them:
+ * a call reads only the code logs that changed since the one before.
+ * Ends at the end of stdin.
+ */
+static int serve_requests(const struct targets_env *env, struct listing_cache *cache)
+{
+	struct daemon_frame fr = { .magic = DAEMON_FRAME_MAGIC };
+	char *buf = NULL, c;
+	size_t len = 0;
+	ssize_t n;
+	FILE *out;
+
+	for (;;) {
+		n = read(STDIN_FILENO, &c, 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? 1 : 0;
+		out = open_memstream(&buf, &len);
+		if (!out) {
+			fprintf(stderr, "isoprof: targets: %s\n", strerror(errno));
+			return 1;
+		}
+		fr.status = list_once(out, env, cache);
+		if (fclose(out)) {
+			fprintf(stderr, "isoprof: targets: %s\n", strerror(errno));
+			fr.status = 1;
+			len = 0;
+		}
+		fr.len = len;
+		/* the messages of this listing before its frame (the helper reads them after) */
+		fflush(stderr);
+		if (fileio__write_all(STDOUT_FILENO, &fr, sizeof(fr)) ||
+		    fileio__write_all(STDOUT_FILENO, buf, len)) {
+			free(buf);
+			return 1;
+		}
+		free(buf);
+		buf = NULL;
+		len = 0;
+	}
+}
+
 int cmd_targets(int argc, char **argv)
 {
 	static const struct argp argp = {
@@ -627,10 +723,8 @@ int cmd_targets(int argc, char **argv)
 		       "inspector address.",
 	};
 	struct targets_env env = { 0 };
-	struct discover_list *list = NULL;
-	struct isolate_registry *reg = NULL;
-	size_t i;
-	int err, ret = 0;
+	struct listing_cache *cache;
+	int err, ret;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
@@ -640,54 +734,21 @@ int cmd_targets(int argc, char **argv)
 		fprintf(stderr, "isoprof: targets: cannot drop privileges: %s\n", strerror(-err));
 		return 1;
 	}
-
-	err = discover__scan(env.npids ? env.pids : NULL, env.npids, &list);
-	if (err) {
-		fprintf(stderr, "isoprof: targets: %s\n", strerror(-err));
+	cache = listing_cache__new();
+	if (!cache) {
+		fprintf(stderr, "isoprof: targets: %s\n", strerror(errno));
 		return 1;
 	}
-	for (i = 0; i < list->nr_misses; i++) {
-		fprintf(stderr, "isoprof: pid %d: %s\n", list->misses[i].pid,
-			miss_reason(list->misses[i].err));
-		ret = 1;
+	if (env.requests) {
+		ret = serve_requests(&env, cache);
+		listing_cache__free(cache);
+		return ret;
 	}
-
-	if (env.sample_ms && list->nr) {
-		static struct activity seen;
-
-		if (sample_activity(list, env.sample_ms, &seen))
-			ret = 1;
-		else
-			activity = &seen;
-	}
-	reg = isolate_registry__new();
-	services = service_map__new();
-	/* workerd's configs: service names and Durable Object namespaces */
-	for (i = 0; services && i < list->nr && !err; i++)
-		err = service_map__add_process(services, &list->procs[i]);
-	if (!reg || !services || err)
-		err = -ENOMEM;
-	else if (env.json)
-		err = print_json(stdout, list, reg);
-	else if (list->nr)
-		err = print_table(stdout, list, reg);
-	else if (!env.npids)
-		printf("No V8 runtime found (%zu other processes looked at).\n", list->scanned);
-
-	/* Exited ones (zombies included) are not worth a line; unreadable ones are. */
-	if (!env.json && !env.npids && list->skipped_denied)
-		printf("%zu processes could not be inspected (permission denied: run as root to "
-		       "see them).\n", list->skipped_denied);
-	if (err) {
-		fprintf(stderr, "isoprof: targets: %s\n", strerror(-err));
-		ret = 1;
-	}
+	ret = list_once(stdout, &env, cache);
+	listing_cache__free(cache);
 	if (fflush(stdout) == EOF) {
 		fprintf(stderr, "isoprof: targets: writing output: %s\n", strerror(errno));
 		ret = 1;
 	}
-	isolate_registry__free(reg);
-	service_map__free(services);
-	discover__free(list);
 	return ret;
 }

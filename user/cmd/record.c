@@ -9,6 +9,7 @@
 #include "lib/fileio.h"
 #include "lib/textescape.h"
 #include "proto/pprof_builder.h"
+#include "proto/profile_vocab.h"
 #include "user/cmd/record.h"
 
 char *record__asprintf(const char *fmt, ...)
@@ -51,6 +52,77 @@ int record__group_path(const struct capture *c, const struct isolate_group *g, c
 bool record__is_deopt_loop(const struct isolate_group *g)
 {
 	return g->samples && g->deopt_samples * 100 >= g->samples * DEOPT_LOOP_PERCENT;
+}
+
+static const struct target_state *target_by_pid(const struct capture *c, uint32_t pid)
+{
+	for (int i = 0; i < c->ntargets; i++)
+		if ((uint32_t)c->targets[i].pid == pid)
+			return &c->targets[i];
+	return NULL;
+}
+
+bool record__gc_pauses(const struct capture *c, const struct isolate_group *g, char *buf,
+		       size_t len)
+{
+	const struct target_state *t = target_by_pid(c, g->pid);
+	struct isoprof_gc_pauses p;
+
+	if (!g->isolate)
+		return false;
+	if (c->env->no_gc_probes)
+		snprintf(buf, len, COMMENT_GC_OFF, "--no-gc-probes");
+	else if (!c->gc || !t || !t->gc_probed)
+		snprintf(buf, len, COMMENT_GC_OFF,
+			 t && t->gc_why ? t->gc_why : "the GC probes could not be attached");
+	else if (gc_probes__pauses(c->gc, g->pid, g->isolate, &p))
+		snprintf(buf, len, COMMENT_GC_PAUSES, 0ull, 0.0, 0.0);
+	else
+		snprintf(buf, len, COMMENT_GC_PAUSES, (unsigned long long)p.count,
+			 p.total_ns / 1e6, p.max_ns / 1e6);
+	return true;
+}
+
+int record__gc_tally(struct capture *c)
+{
+	const struct stored_sample *samples = sample_store__samples(c->store);
+	size_t n = sample_store__count(c->store);
+	uint32_t *own;
+
+	c->gc_off_thread = calloc(c->attr.ngroups + 1, sizeof(*c->gc_off_thread));
+	own = calloc(c->attr.ngroups + 1, sizeof(*own));
+	if (!c->gc_off_thread || !own) {
+		free(own);
+		return -ENOMEM;
+	}
+	/* each isolate's own thread: where its latest pause ran (0: none seen) */
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+		struct isoprof_gc_pauses p;
+
+		if (g->isolate && c->gc && !gc_probes__pauses(c->gc, g->pid, g->isolate, &p))
+			own[i] = p.tid;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct stored_sample *s = &samples[i];
+		size_t gi = attribution__group_of(&c->attr, s) - c->attr.groups;
+		bool off;
+
+		if (!s->isolate)
+			continue;
+		off = own[gi] ? s->tid != own[gi] : (s->flags & ISOPROF_SAMPLE_ISOLATE_FROM_JOB);
+		if (off && stack_view__class(frame_table__stack(c->ft, s->stack_id), true) == CLASS_GC)
+			c->gc_off_thread[gi]++;
+	}
+	free(own);
+	return 0;
+}
+
+void record__gc_share(const struct capture *c, const struct isolate_group *g, uint64_t *gc,
+		      uint64_t *off_thread)
+{
+	*gc = g->class_samples[CLASS_GC];
+	*off_thread = c->gc_off_thread ? c->gc_off_thread[g - c->attr.groups] : g->job_gc_samples;
 }
 
 /* Outputs go into the one directory opened and checked before the window. */

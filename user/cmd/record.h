@@ -38,6 +38,7 @@
 #include "user/attribute/isolates.h"
 #include "user/attribute/services.h"
 #include "user/capture/discover.h"
+#include "user/capture/gc_probes.h"
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
 #include "user/cmd/options.h"
@@ -76,6 +77,8 @@ struct target_state {
 	uint64_t valid_until_ns;	/* exited: its samples end here */
 	uint64_t samples;
 	uint64_t dropped;		/* taken after valid_until_ns: not kept */
+	bool gc_probed;			/* its GC pauses are measured (gc_probes.h) */
+	const char *gc_why;		/* static text: why not, when it is a V8 target */
 };
 
 struct record_env {
@@ -96,6 +99,8 @@ struct record_env {
 	enum record_type type;
 	bool v8;			/* --v8: V8's CPU profiler alongside */
 	const char *inspector;		/* --inspector HOST:PORT */
+	bool no_gc_probes;		/* --no-gc-probes */
+	bool json;			/* --json: the summary as JSON on stdout */
 };
 
 struct pprof_profile;
@@ -108,6 +113,8 @@ struct capture {
 	int ntargets;
 	struct sample_store *store;
 	struct sampler *sampler;
+	struct gc_probes *gc;		/* NULL: off (--no-gc-probes) or not loaded */
+	struct isoprof_gc_counters gc_counters;	/* read at the end of the window */
 	struct symbolizer *sym;
 	struct read_budget read_budget;	/* bytes read from target files (safe_open.h) */
 	struct discover_list *discovered;
@@ -121,6 +128,7 @@ struct capture {
 	struct frame_table *ft;
 	struct attribution attr;
 	bool *selected;			/* per attribution group: written? */
+	uint64_t *gc_off_thread;	/* per group: gc samples off its own thread */
 	struct cpu_profile_stats stats;	/* over every profile written */
 	size_t nwritten;
 	char first_written[PATH_MAX];
@@ -178,6 +186,23 @@ void record__set_exit(struct capture *c, enum record_exit status);
  * (the summary and the profiles' comments name it).
  */
 bool record__is_deopt_loop(const struct isolate_group *g);
+/*
+ * Group g's GC pauses as the profile comment spells them (COMMENT_GC_*
+ * in proto/profile_vocab.h), into buf: "gc: N pauses, X ms total, Y ms
+ * max", or why they were not measured.  false when g is no isolate.
+ */
+bool record__gc_pauses(const struct capture *c, const struct isolate_group *g, char *buf,
+		       size_t len);
+/*
+ * Group g's samples classed gc, and how many of them ran off the isolate's
+ * own thread: on a platform thread charged by a job tag, or on another
+ * thread than the one its pauses ran on (V8 13+ enters the isolate on the
+ * threads of some GC jobs itself).
+ */
+void record__gc_share(const struct capture *c, const struct isolate_group *g, uint64_t *gc,
+		      uint64_t *off_thread);
+/* Count what record__gc_share() says, for every group in one pass.  0 or -ENOMEM. */
+int record__gc_tally(struct capture *c);
 
 /* record_session.c: targets and the window. */
 
@@ -254,6 +279,11 @@ int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt
 
 void record_summary__print(const struct capture *c, const struct isoprof_counters *cnt,
 			   double process_ms);
+/*
+ * --json: the summary as one JSON object on stdout (docs/attribution.md,
+ * "GC" has the gc member).  0 or -ENOMEM / -errno of writing.
+ */
+int record_summary__print_json(const struct capture *c, const struct isoprof_counters *cnt);
 /* --bpf-stats: the BPF program's run time. */
 void record_summary__print_bpf_stats(const struct capture *c, const struct isoprof_counters *cnt);
 

@@ -26,6 +26,8 @@
 #include "user/cmd/record.h"
 
 #define MAX_COMMENTS (MAX_PIDS + 64)
+/* and two GC lines per isolate of a profile, for this many isolates */
+#define MAX_GC_ISOLATES 1024
 #define MAX_MATCHES 1024
 
 int record_profiles__open_output(struct capture *c)
@@ -179,9 +181,9 @@ int record_profiles__load_code_logs(struct capture *c)
 }
 
 /*
- * After the window: the code logs of the isolates it sampled, those known
- * before and those of isolates created during it (new logs beside the
- * known ones).
+ * After the window: the code logs of the isolates it sampled, in the
+ * directories where the targets write them (those of isolates created
+ * during the window too), and any known from before it (--script).
  */
 void record_profiles__find_new_code_logs(struct capture *c)
 {
@@ -197,28 +199,26 @@ void record_profiles__find_new_code_logs(struct capture *c)
 		load_logs(c, set, nset);
 	for (int i = 0; nset && i < c->ntargets; i++) {
 		const struct discover_proc *p = c->targets[i].v8;
-		char dir[PATH_MAX], **paths;
 		struct safe_open_opts own;
 		uint64_t isolate;
 		pid_t log_pid;
+		char **paths;
 
-		if (!p || !p->nr_logs)
+		if (!p)
 			continue;
 		/* Only the target's own files (a shared directory: anyone can plant names). */
 		discover_proc__file_opts(p, &own);
-		snprintf(dir, sizeof(dir), "%s", p->logs[0].path);
-		if (!strrchr(dir, '/'))
-			continue;
-		*strrchr(dir, '/') = '\0';
-		/* V8 names the file with the pid inside the runtime's pid namespace */
-		paths = v8log__find(dir, p->nspid ? p->nspid : p->pid, &own);
-		for (size_t j = 0; paths && paths[j]; j++) {
-			if (v8log__parse_filename(paths[j], &isolate, &log_pid) ||
-			    !was_sampled(set, nset, p->pid, isolate))
-				continue;
-			isolate_registry__add_log_pid(c->isolates, p->pid, paths[j], &own);
+		for (size_t d = 0; d < p->nr_log_dirs; d++) {
+			/* V8 names the file with the pid inside the runtime's pid namespace */
+			paths = v8log__find(p->log_dirs[d], p->nspid ? p->nspid : p->pid, &own);
+			for (size_t j = 0; paths && paths[j]; j++) {
+				if (v8log__parse_filename(paths[j], &isolate, &log_pid) ||
+				    !was_sampled(set, nset, p->pid, isolate))
+					continue;
+				isolate_registry__add_log_pid(c->isolates, p->pid, paths[j], &own);
+			}
+			v8log__find_free(paths);
 		}
-		v8log__find_free(paths);
 	}
 	free(set);
 	c->code_logs_ms = (monotime_ns() - t0) / 1e6;
@@ -465,6 +465,8 @@ static int attribute_samples(struct capture *c)
 	c->group_paths = calloc(c->attr.ngroups + 1, sizeof(*c->group_paths));
 	if (!c->selected || !c->group_profiles || !c->group_paths)
 		return -ENOMEM;
+	if (record__gc_tally(c))
+		return -ENOMEM;
 	return select_groups(c);
 }
 
@@ -561,6 +563,55 @@ static int write_one(struct capture *c, struct cpu_profile_info *info, struct gr
 }
 
 /*
+ * Append to info's comments the GC lines of the isolates in groups: per
+ * isolate "gc: N pauses, X ms total, Y ms max" (COMMENT_GC_PAUSES) and,
+ * when it did GC, "gc off-thread: P% of Z ms"; with several isolates in one
+ * profile each line ends with the isolate it is about.  info->comments
+ * must have room (MAX_COMMENTS + 2 * MAX_GC_ISOLATES); drop_gc_comments(info,
+ * the count before) takes them off.
+ */
+static int with_gc_comments(const struct capture *c, struct cpu_profile_info *info,
+			    const struct isolate_group *const *groups, size_t n)
+{
+	char **comments = (char **)info->comments;
+	double period_ms = sampler__period_ns(c->sampler) / 1e6;
+
+	for (size_t i = 0; i < n && i < MAX_GC_ISOLATES; i++) {
+		const struct isolate_group *g = groups[i];
+		char line[160], who[128] = "";
+		uint64_t gc, off;
+		char *a, *b = NULL;
+
+		if (!record__gc_pauses(c, g, line, sizeof(line)))
+			continue;
+		if (n > 1)
+			snprintf(who, sizeof(who), " (isolate %s)", g->isolate_str);
+		a = record__asprintf("%s%s", line, who);
+		record__gc_share(c, g, &gc, &off);
+		if (c->gc && gc)
+			b = record__asprintf("gc off-thread: %.0f%% of %.0f ms%s", 100.0 * off / gc,
+					     gc * period_ms, who);
+		if (!a || (c->gc && gc && !b)) {
+			free(a);
+			free(b);
+			return -ENOMEM;
+		}
+		comments[info->ncomments++] = a;
+		if (b)
+			comments[info->ncomments++] = b;
+	}
+	return 0;
+}
+
+static void drop_gc_comments(struct cpu_profile_info *info, size_t nbase)
+{
+	char **comments = (char **)info->comments;
+
+	while (info->ncomments > nbase)
+		free(comments[--info->ncomments]);
+}
+
+/*
  * --out-dir: one profile per isolate, one for what ran outside any isolate.
  * For --type heap the isolates' CPU profiles are built, not written: the
  * V8 side maps heap profiles to isolates with them.
@@ -570,6 +621,7 @@ static int write_per_isolate(struct capture *c, struct cpu_profile_info *info)
 	const char *suffix = c->env->raw ? "cpu.pb" : "cpu.pb.gz";
 	struct group_filter filter = { .attr = &c->attr };
 	bool write = c->env->type == RECORD_CPU;
+	size_t nbase = info->ncomments;
 	char path[PATH_MAX];
 	bool outside = false;
 	int err;
@@ -587,7 +639,10 @@ static int write_per_isolate(struct capture *c, struct cpu_profile_info *info)
 		if (err)
 			return err;
 		filter.group = g;
-		err = write_one(c, info, &filter, write ? path : NULL, (ssize_t)i);
+		err = with_gc_comments(c, info, &g, 1);
+		if (!err)
+			err = write_one(c, info, &filter, write ? path : NULL, (ssize_t)i);
+		drop_gc_comments(info, nbase);
 		if (err)
 			return err;
 	}
@@ -676,7 +731,7 @@ static size_t profile_comments(const struct capture *c, const struct isoprof_cou
 int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt,
 			   double *process_ms)
 {
-	char *comments[MAX_COMMENTS];
+	char *comments[MAX_COMMENTS + 2 * MAX_GC_ISOLATES];
 	size_t ncomments = 0;
 	uint64_t t0 = monotime_ns();
 	struct cpu_profile_info info = {
@@ -704,8 +759,22 @@ int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt
 	if (c->env->out_dir || c->env->type == RECORD_HEAP) {
 		err = write_per_isolate(c, &info);
 	} else {
+		const struct isolate_group **groups = calloc(c->attr.ngroups + 1, sizeof(*groups));
+		size_t ngroups = 0;
+
+		if (!groups) {
+			err = -ENOMEM;
+			goto out;
+		}
+		for (size_t i = 0; i < c->attr.ngroups; i++)
+			if (c->selected[i] && c->attr.groups[i].isolate)
+				groups[ngroups++] = &c->attr.groups[i];
 		filter.selected = c->selected;
-		err = write_one(c, &info, &filter, c->env->output, -1);
+		err = with_gc_comments(c, &info, groups, ngroups);
+		if (!err)
+			err = write_one(c, &info, &filter, c->env->output, -1);
+		drop_gc_comments(&info, ncomments);
+		free(groups);
 	}
 out:
 	for (size_t i = 0; i < ncomments; i++)

@@ -194,6 +194,23 @@ static const struct discover_proc *find_v8(const struct discover_list *list, pid
 }
 
 /*
+ * What arming needs to know of a V8 runtime is where its current isolate
+ * is; the code logs are read after the window, where V8 writes them is
+ * found once armed (find_log_dirs()).  Before the window: every log for
+ * --script, the inspector for V8's profilers.
+ */
+static unsigned int discover_parts(const struct record_env *env)
+{
+	unsigned int parts = 0;
+
+	if (env->script)
+		parts |= DISCOVER_FILES;
+	if (env->v8 || env->type == RECORD_HEAP)
+		parts |= DISCOVER_SOCKETS;
+	return parts;
+}
+
+/*
  * --pid names processes (V8 or not: a native process is profiled without
  * isolates); no --pid means every V8 runtime on the host.
  */
@@ -225,7 +242,8 @@ static int setup_targets(struct capture *c)
 	}
 	if (record_session__stop_requested())
 		return -EINTR;
-	err = discover__scan(c->env->npids ? c->env->pids : NULL, c->env->npids, &c->discovered);
+	err = discover__scan(c->env->npids ? c->env->pids : NULL, c->env->npids,
+			     discover_parts(c->env), &c->discovered);
 	if (err) {
 		fprintf(stderr, "isoprof: cannot scan for V8 runtimes: %s\n", strerror(-err));
 		return err;
@@ -356,11 +374,86 @@ static void commit_pending(struct capture *c)
 	c->npending = 0;
 }
 
+/*
+ * GC probes on each V8 target whose isolates BPF can read (pauses are
+ * charged to the isolate current on the thread).  Not being able to probe
+ * costs the GC figures only: the summary and the comments say why.
+ */
+static void arm_gc_probes(struct capture *c)
+{
+	static const struct safe_open_opts exe_opts = {
+		.proc_link = true,
+		.max_bytes = SAFE_OPEN_ELF_MAX,
+	};
+	struct gc_probes_opts gopts = {
+		.targets_fd = sampler__targets_fd(c->sampler),
+		.thread_tags_fd = sampler__thread_tags_fd(c->sampler),
+	};
+	char err_buf[256] = "", path[64];
+	int err, fd;
+
+	if (c->env->no_gc_probes)
+		return;
+	gopts.err_buf = err_buf;
+	gopts.err_len = sizeof(err_buf);
+	c->gc = gc_probes__new(&gopts);
+	if (!c->gc && !c->env->quiet)
+		fprintf(stderr, "isoprof: warning: no GC pauses: %s\n",
+			err_buf[0] ? err_buf : strerror(errno));
+	for (int i = 0; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (!t->v8)
+			continue;
+		if (!c->gc) {
+			t->gc_why = "the GC probes could not be loaded";
+			continue;
+		}
+		if (!t->v8->tls.supported) {
+			t->gc_why = "isolates not readable in this process";
+			continue;
+		}
+		/* the binary the process runs, as the kernel names it (safe_open.h) */
+		snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
+		fd = safe_open__file(path, &exe_opts, NULL);
+		if (fd < 0) {
+			t->gc_why = "its executable could not be opened";
+			continue;
+		}
+		err = gc_probes__add(c->gc, t->pid, fd);
+		close(fd);
+		if (err == -ENOENT)
+			t->gc_why = "no Heap::CollectGarbage symbol in its executable";
+		else if (err == -E2BIG)
+			t->gc_why = "too many functions to probe in its executable";
+		else if (err)
+			t->gc_why = "its executable's symbols could not be read";
+	}
+	if (!c->gc)
+		return;
+	err = gc_probes__attach(c->gc);
+	if (err && err != -ENOENT && !c->env->quiet)
+		fprintf(stderr, "isoprof: warning: no GC pauses: cannot attach uprobes: %s%s\n",
+			strerror(-err), err == -EOPNOTSUPP ? " (uprobe_multi needs Linux 6.6)" : "");
+	for (int i = 0; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (!t->v8 || t->gc_why)
+			continue;
+		err = gc_probes__probed(c->gc, t->pid);
+		t->gc_probed = !err;
+		if (err)
+			t->gc_why = err == -EOPNOTSUPP ? "uprobe_multi needs Linux 6.6"
+						 : "the uprobes could not be attached";
+	}
+}
+
 int record_session__arm(struct capture *c)
 {
 	struct sampler_opts sopts = {
 		.frequency_hz = c->env->frequency_hz,
 		.run_time_stats = c->env->bpf_stats,
+		.thread_tags = !c->env->no_gc_probes,
 	};
 	char err_buf[256] = "";
 	int err;
@@ -387,6 +480,7 @@ int record_session__arm(struct capture *c)
 			return err;
 		}
 	}
+	arm_gc_probes(c);
 	c->ncpus = sampler__start(c->sampler);
 	c->armed_ns = monotime_ns();
 	if (c->ncpus < 0) {
@@ -461,6 +555,32 @@ static void check_targets(struct capture *c, uint64_t check_ns, bool refresh_map
 	}
 }
 
+/*
+ * Once armed: where each V8 target writes its code logs, from its open
+ * files (a thousand of them on a host of a thousand isolates), unless
+ * known from before the window.  The samples wait in the ring buffer.
+ */
+static void find_log_dirs(struct capture *c)
+{
+	struct discover_list *list = c->discovered;
+
+	for (size_t i = 0; list && i < list->nr; i++) {
+		struct discover_proc *p = &list->procs[i];
+		struct target_state *t = target_of(c, p->pid);
+		int err;
+
+		if (!t || t->v8 != p || (p->parts & DISCOVER_LOG_DIRS))
+			continue;
+		err = discover__complete(p, DISCOVER_LOG_DIRS);
+		if (err && err != -ESRCH)
+			fprintf(stderr, "isoprof: pid %d: cannot find its code logs: %s\n", p->pid,
+				strerror(-err));
+		/* what was read above is this process's only if it still runs now */
+		if (!target_running(t))
+			discover_proc__drop(p, DISCOVER_LOG_DIRS);
+	}
+}
+
 bool record_session__all_exited(const struct capture *c)
 {
 	for (int i = 0; i < c->ntargets; i++)
@@ -477,12 +597,15 @@ int record_session__run_window(struct capture *c)
 
 	c->window_start_ns = monotime_ns();
 	clock_gettime(CLOCK_REALTIME, &c->wall_start);
+	if (c->gc)
+		gc_probes__window_start(c->gc, c->window_start_ns);
 	deadline = c->window_start_ns + (uint64_t)c->env->duration_ms * 1000000ull;
 
 	/* Sampling is already armed; the ring buffer holds what arrives meanwhile. */
 	for (int i = 0; i < c->ntargets; i++)
 		symbolizer__preload(c->sym, c->targets[i].pid);
 	c->symbols_ns = monotime_ns();
+	find_log_dirs(c);
 
 	last_progress = last_refresh = monotime_ns();
 	while (!stop_requested) {
@@ -505,6 +628,11 @@ int record_session__run_window(struct capture *c)
 	record_v8__stop(c);
 	c->window_end_ns = monotime_ns();
 	sampler__stop(c->sampler);
+	/* after the sampler: a platform thread's tag outlives no sample */
+	if (c->gc) {
+		gc_probes__detach(c->gc);
+		gc_probes__counters(c->gc, &c->gc_counters);
+	}
 	check_targets(c, monotime_ns(), true);
 	progress(c, c->window_end_ns, true);
 	return 0;
@@ -518,10 +646,12 @@ void record_session__release(struct capture *c)
 	if (c->out_dirfd)
 		close(c->out_dirfd - 1);
 	record_v8__free(c);
+	gc_probes__free(c->gc);
 	sampler__free(c->sampler);
 	attribution__release(&c->attr);
 	frame_table__free(c->ft);
 	free(c->selected);
+	free(c->gc_off_thread);
 	isolate_registry__free(c->isolates);
 	service_map__free(c->services);
 	discover__free(c->discovered);

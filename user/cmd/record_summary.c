@@ -3,9 +3,11 @@
  * record's summary: what a --type cpu capture wrote and how it went, on
  * stderr after the profiles; see record.h.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "lib/json.h"
 #include "lib/textescape.h"
 #include "proto/profile_vocab.h"
 #include "symbolize/v8log.h"
@@ -64,6 +66,34 @@ static void print_classes(const uint64_t *class_samples, uint64_t total)
 	fputc('\n', stderr);
 }
 
+/*
+ * An isolate's GC: its pauses (the profile comment's words), and how much
+ * of its GC CPU time ran on V8's platform threads.  Outside isolates: the
+ * GC that platform threads did for jobs nobody could be named for.
+ */
+static void print_gc(const struct capture *c, const struct isolate_group *g)
+{
+	double period_ms = sampler__period_ns(c->sampler) / 1e6;
+	uint64_t gc = g->class_samples[CLASS_GC], off;
+	char line[160];
+
+	if (!g->isolate) {
+		if (gc && c->gc)
+			fprintf(stderr,
+				"    gc outside isolates: %.0f ms (V8 jobs posted before the probes "
+				"were on, or not through V8's job API)\n",
+				gc * period_ms);
+		return;
+	}
+	record__gc_pauses(c, g, line, sizeof(line));
+	record__gc_share(c, g, &gc, &off);
+	if (c->gc && gc)
+		fprintf(stderr, "    %s; gc off-thread: %.0f%% of %.0f ms\n", line,
+			100.0 * off / gc, gc * period_ms);
+	else
+		fprintf(stderr, "    %s\n", line);
+}
+
 /* The selected isolates (and what ran outside any), with their classes. */
 static void print_groups(const struct capture *c, size_t total)
 {
@@ -83,6 +113,7 @@ static void print_groups(const struct capture *c, size_t total)
 			fprintf(stderr, "  outside isolates (pid %u): %llu samples %.1f%%:", g->pid,
 				(unsigned long long)g->samples, 100.0 * g->samples / total);
 		print_classes(g->class_samples, g->samples);
+		print_gc(c, g);
 		if (g->isolate && record__is_deopt_loop(g))
 			fprintf(stderr,
 				"    %.1f%% of its samples in V8's deoptimizer: code is deoptimized "
@@ -279,4 +310,102 @@ void record_summary__print_bpf_stats(const struct capture *c, const struct isopr
 		"%llu on targets, at most %.0f ns per target sample\n",
 		runs, run_ns, (double)run_ns / runs, (unsigned long long)cnt->events,
 		cnt->events ? (double)run_ns / cnt->events : 0.0);
+}
+
+/* JSON null as member key (json__put() takes NULL for a failed allocation). */
+static int put_null(struct json_object *o, const char *key)
+{
+	return json_object_object_add(o, key, NULL) ? -ENOMEM : 0;
+}
+
+/* The gc member of an isolate: pauses, or why none were measured, and its GC CPU time. */
+static struct json_object *gc_json(const struct capture *c, const struct isolate_group *g)
+{
+	double period_ms = sampler__period_ns(c->sampler) / 1e6;
+	struct json_object *o = json_object_new_object();
+	struct isoprof_gc_pauses p = { 0 };
+	uint64_t gc, off;
+	char why[160];
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	record__gc_share(c, g, &gc, &off);
+	record__gc_pauses(c, g, why, sizeof(why));
+	if (c->gc && !strncmp(why, "gc: ", 4) && strstr(why, " pauses, ")) {
+		gc_probes__pauses(c->gc, g->pid, g->isolate, &p);
+		err |= json__put(o, "pauses", json_object_new_uint64(p.count));
+		err |= json__put(o, "pause_total_ms", json_object_new_double(p.total_ns / 1e6));
+		err |= json__put(o, "pause_max_ms", json_object_new_double(p.max_ns / 1e6));
+	} else {
+		err |= put_null(o, "pauses");
+		/* "gc: pauses not measured (why)": the why */
+		err |= json__put(o, "not_measured", json__text(why));
+	}
+	err |= json__put(o, "cpu_ms", json_object_new_double(gc * period_ms));
+	err |= json__put(o, "off_thread_cpu_ms", json_object_new_double(off * period_ms));
+	if (err) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+int record_summary__print_json(const struct capture *c, const struct isoprof_counters *cnt)
+{
+	struct json_object *root = json_object_new_object(), *groups = json_object_new_array();
+	int err = 0;
+
+	if (!root || !groups) {
+		json_object_put(root);
+		json_object_put(groups);
+		return -ENOMEM;
+	}
+	err |= json__put(root, "window_s",
+			 json_object_new_double((c->window_end_ns - c->window_start_ns) / 1e9));
+	err |= json__put(root, "frequency_hz", json_object_new_int64(c->env->frequency_hz));
+	err |= json__put(root, "samples", json_object_new_uint64(sample_store__count(c->store)));
+	err |= json__put(root, "lost", json_object_new_uint64(cnt->lost_ringbuf_full));
+	err |= json__put(root, "gc_probes", json_object_new_boolean(c->gc != NULL));
+	for (size_t i = 0; i < c->attr.ngroups && !err; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+		struct json_object *o, *classes;
+
+		if (!c->selected[i])
+			continue;
+		o = json_object_new_object();
+		classes = json_object_new_object();
+		if (!o || !classes) {
+			json_object_put(o);
+			json_object_put(classes);
+			err = -ENOMEM;
+			break;
+		}
+		err |= json__put(o, "pid", json_object_new_int64(g->pid));
+		if (g->isolate) {
+			err |= json__put(o, "isolate", json__text(g->isolate_str));
+			err |= json__put(o, "script", json__text(isolate_group__script(g)));
+			/* workerd's service name (services.h), null when not known */
+			err |= g->info && g->info->service_name
+				       ? json__put(o, "service", json__text(g->info->service_name))
+				       : put_null(o, "service");
+			err |= json__put(o, "version", json__text(isolate_group__version(g)));
+		} else {
+			err |= put_null(o, "isolate");
+		}
+		err |= json__put(o, "samples", json_object_new_uint64(g->samples));
+		for (int k = 0; k < NR_SAMPLE_CLASSES; k++)
+			if (g->class_samples[k])
+				err |= json__put(classes, sample_class__str(k),
+						 json_object_new_uint64(g->class_samples[k]));
+		err |= json__put(o, "classes", classes);
+		if (g->isolate)
+			err |= json__put(o, "gc", gc_json(c, g));
+		err |= json__append(groups, o);
+	}
+	err |= json__put(root, "isolates", groups);
+	if (!err)
+		err = json__write(stdout, root, true);
+	json_object_put(root);
+	return err ? (err < 0 ? err : -ENOMEM) : 0;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -246,14 +247,15 @@ static void sink_finish(struct sink *s, char **out, size_t *len)
 }
 
 /* In the child, between fork and exec: async-signal-safe calls only. */
-static void __attribute__((noreturn)) child_exec(const struct daemon_child_opts *o, int devnull,
-						 int out_w, int err_w, int max_fd)
+static void __attribute__((noreturn)) child_exec(const struct daemon_child_opts *o, int in,
+						 int out_w, int err_w, int max_fd, bool pdeathsig)
 {
 	struct sigaction sa;
 	sigset_t none;
 
 	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (pdeathsig)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
 	sigaction(SIGPIPE, &sa, NULL);
@@ -267,7 +269,7 @@ static void __attribute__((noreturn)) child_exec(const struct daemon_child_opts 
 		if (setrlimit(RLIMIT_DATA, &rl))
 			_exit(127);
 	}
-	if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
+	if (dup2(in, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0)
 		_exit(127);
 	if (syscall(SYS_close_range, 3U, ~0U, 0U))
 		for (int fd = 3; fd < max_fd; fd++)
@@ -369,16 +371,22 @@ static int supervise(pid_t pid, const struct daemon_child_opts *o, struct child_
 	}
 }
 
+static int fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536)
+		return (int)rl.rlim_cur;
+	return 1024;
+}
+
 int daemon__run_child(const struct daemon_child_opts *o, struct daemon_child *res)
 {
 	struct child_io io;
-	struct rlimit rl;
-	int max_fd = 1024, ret;
+	int max_fd = fd_limit(), ret;
 	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
-	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 65536)
-		max_fd = (int)rl.rlim_cur;
 	ret = child_io__open(&io, o);
 	if (ret)
 		goto fail;
@@ -388,7 +396,7 @@ int daemon__run_child(const struct daemon_child_opts *o, struct daemon_child *re
 		goto fail;
 	}
 	if (pid == 0)
-		child_exec(o, io.devnull, io.out_p[1], io.err_p[1], max_fd);
+		child_exec(o, io.devnull, io.out_p[1], io.err_p[1], max_fd, true);
 	/* also here, so kill(-pid) works whichever of us runs first */
 	setpgid(pid, pid);
 	close(io.out_p[1]);
@@ -417,6 +425,239 @@ void daemon_child__free(struct daemon_child *res)
 	free(res->out);
 	free(res->err);
 	res->out = res->err = NULL;
+}
+
+/* ---- workers: children kept between requests ------------------------------ */
+
+struct daemon_worker {
+	struct daemon_child_opts o;
+	pid_t pid;			/* 0: not running */
+	int in_w;			/* the child's stdin */
+	struct child_io io;		/* out: the frame being read; err: its stderr tail */
+};
+
+static void worker_close(struct daemon_worker *w)
+{
+	if (w->in_w >= 0)
+		close(w->in_w);
+	w->in_w = -1;
+	child_io__close(&w->io);
+	w->pid = 0;
+}
+
+/* Stop the child (SIGTERM, SIGKILL later) and reap it; its wait status. */
+static int worker_kill(struct daemon_worker *w)
+{
+	uint64_t kill_at = monotime_ms() + KILL_GRACE_MS;
+	bool killed = false;
+	int status = 0;
+	pid_t r;
+
+	if (!w->pid)
+		return 0;
+	kill(-w->pid, SIGTERM);
+	for (;;) {
+		r = waitpid(w->pid, &status, WNOHANG);
+		if (r == w->pid || (r < 0 && errno != EINTR))
+			break;
+		if (!killed && monotime_ms() >= kill_at) {
+			kill(-w->pid, SIGKILL);
+			killed = true;
+		}
+		child_io__drain(&w->io);
+		poll(NULL, 0, 10);
+	}
+	child_io__drain(&w->io);
+	return status;
+}
+
+int daemon_worker__new(const struct daemon_child_opts *o, struct daemon_worker **out)
+{
+	struct daemon_worker *w;
+
+	*out = NULL;
+	if (!o->out_max || o->out_max > SIZE_MAX - sizeof(struct daemon_frame) - 1)
+		return -EINVAL;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->o = *o;
+	w->in_w = -1;
+	w->io.out_p[0] = w->io.out_p[1] = w->io.err_p[0] = w->io.err_p[1] = w->io.devnull = -1;
+	*out = w;
+	return 0;
+}
+
+static int worker_start(struct daemon_worker *w)
+{
+	struct daemon_child_opts o = w->o;
+	int in_p[2], ret;
+	pid_t pid;
+
+	/* in_p[0]: the child's stdin; in_p[1]: ours */
+	/* the frame's header and up to out_max bytes of it */
+	o.out_max += sizeof(struct daemon_frame);
+	ret = child_io__open(&w->io, &o);
+	if (ret)
+		goto fail;
+	/* a socket, so that a write to a child gone is EPIPE, not SIGPIPE (MSG_NOSIGNAL) */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, in_p)) {
+		ret = -errno;
+		goto fail;
+	}
+	w->in_w = in_p[1];
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		close(in_p[0]);
+		goto fail;
+	}
+	/*
+	 * Not PR_SET_PDEATHSIG: it fires when the forking thread exits (the
+	 * helper's request threads do, at once), not the process.  The end
+	 * of its stdin tells it its parent is gone.
+	 */
+	if (pid == 0)
+		child_exec(&w->o, in_p[0], w->io.out_p[1], w->io.err_p[1], fd_limit(), false);
+	setpgid(pid, pid);
+	close(in_p[0]);
+	close(w->io.devnull);
+	w->io.devnull = -1;
+	close(w->io.out_p[1]);
+	close(w->io.err_p[1]);
+	w->io.out_p[1] = w->io.err_p[1] = -1;
+	w->pid = pid;
+	return 0;
+
+fail:
+	worker_close(w);
+	return ret;
+}
+
+/* The frame in the out sink, when it is whole: true, and its header in *fr. */
+static bool frame_done(const struct sink *s, struct daemon_frame *fr)
+{
+	if (s->len < sizeof(*fr))
+		return false;
+	memcpy(fr, s->buf, sizeof(*fr));
+	return fr->magic != DAEMON_FRAME_MAGIC || fr->len > s->max - sizeof(*fr) ||
+	       s->len - sizeof(*fr) >= fr->len;
+}
+
+static int copy_out(const char *p, size_t len, char **out, size_t *out_len)
+{
+	*out = malloc(len + 1);
+	if (!*out)
+		return -ENOMEM;
+	memcpy(*out, p, len);
+	(*out)[len] = '\0';
+	*out_len = len;
+	return 0;
+}
+
+int daemon_worker__ask(struct daemon_worker *w, struct daemon_child *res)
+{
+	uint64_t deadline = monotime_ms() + w->o.timeout_ms;
+	struct daemon_frame fr;
+	bool done = false;
+	char one = '\n';
+	int ret, status;
+	ssize_t n;
+
+	memset(res, 0, sizeof(*res));
+	for (int attempt = 0;; attempt++) {
+		bool was_running = w->pid != 0;
+
+		if (!w->pid) {
+			ret = worker_start(w);
+			if (ret)
+				return ret;
+		}
+		w->io.out.len = w->io.err.len = 0;
+		w->io.out.truncated = w->io.err.truncated = false;
+		do
+			n = send(w->in_w, &one, 1, MSG_NOSIGNAL);
+		while (n < 0 && errno == EINTR);
+		if (n == 1 || !was_running || attempt)
+			break;
+		/* it exited since the last request (killed, out of memory): a new one */
+		worker_kill(w);
+		worker_close(w);
+	}
+	while (n == 1 && !done) {
+		struct pollfd pfd[2];
+		int k = 0;
+
+		if (w->io.out_open)
+			pfd[k++] = (struct pollfd){ .fd = w->io.out_p[0], .events = POLLIN };
+		if (w->io.err_open)
+			pfd[k++] = (struct pollfd){ .fd = w->io.err_p[0], .events = POLLIN };
+		poll(k ? pfd : NULL, (nfds_t)k, POLL_MS);
+		child_io__drain(&w->io);
+		done = frame_done(&w->io.out, &fr);
+		if (done || !w->io.out_open)
+			break;
+		if (monotime_ms() >= deadline)
+			res->timed_out = true;
+		else if (w->o.cancel && w->o.cancel(w->o.arg))
+			res->cancelled = true;
+		if (res->timed_out || res->cancelled)
+			break;
+	}
+	if (done && fr.magic == DAEMON_FRAME_MAGIC && fr.len <= w->io.out.max - sizeof(fr)) {
+		/* its messages came before its frame */
+		child_io__drain(&w->io);
+		res->wait_status = W_EXITCODE(fr.status & 0xff, 0);
+		ret = copy_out(w->io.out.buf + sizeof(fr), (size_t)fr.len, &res->out, &res->out_len);
+		if (!ret)
+			ret = copy_out(w->io.err.buf, w->io.err.len, &res->err, &res->err_len);
+		if (ret)
+			daemon_child__free(res);
+		return ret;
+	}
+	/* gone, stuck, cancelled, or a frame that is not one (or over out_max): stop it */
+	res->out_truncated = done && fr.magic == DAEMON_FRAME_MAGIC;
+	status = worker_kill(w);
+	res->wait_status = res->out_truncated ? W_EXITCODE(0, 0) : status;
+	ret = copy_out("", 0, &res->out, &res->out_len);
+	if (!ret) {
+		struct sink *e = &w->io.err;
+		size_t len = e->len > e->max ? e->max : e->len;
+
+		ret = copy_out(e->buf + e->len - len, len, &res->err, &res->err_len);
+	}
+	worker_close(w);
+	if (ret)
+		daemon_child__free(res);
+	return ret;
+}
+
+pid_t daemon_worker__pid(const struct daemon_worker *w)
+{
+	return w ? w->pid : 0;
+}
+
+void daemon_worker__free(struct daemon_worker *w)
+{
+	if (!w)
+		return;
+	if (w->pid) {
+		/* the end of its stdin asks it to exit; the rest stops it */
+		close(w->in_w);
+		w->in_w = -1;
+		for (int i = 0; i < 20; i++) {
+			pid_t r = waitpid(w->pid, NULL, WNOHANG);
+
+			if (r == w->pid || r < 0) {
+				w->pid = 0;
+				break;
+			}
+			poll(NULL, 0, 10);
+		}
+		worker_kill(w);
+	}
+	worker_close(w);
+	free(w);
 }
 
 int daemon__remove_dir(const char *dir)

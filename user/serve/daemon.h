@@ -39,6 +39,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct daemon_admit;
 
@@ -75,6 +76,46 @@ struct daemon_child {
 
 int daemon__run_child(const struct daemon_child_opts *opts, struct daemon_child *res);
 void daemon_child__free(struct daemon_child *res);
+
+/*
+ * Workers: a child started as daemon__run_child() starts one (opts copied;
+ * argv and arg must outlive the worker), but kept between requests, for a
+ * program that keeps state from one to the next (`isoprof targets --json
+ * --requests`).  Its stdin is a socket: each daemon_worker__ask() writes one
+ * byte to it and reads back one frame on its stdout (struct daemon_frame,
+ * then len bytes), the child's stderr meanwhile.  The child is started at
+ * the first request, and again at the next one after it exited (a crash,
+ * RLIMIT_DATA); a request that finds it gone since the last one starts
+ * it again once.
+ *
+ * daemon_worker__ask() fills *res as daemon__run_child() does: out is the
+ * frame's payload, err what the child wrote on stderr during the request
+ * (its last err_max bytes), wait_status an exit with the frame's status.
+ * When the child exits, writes something that is not a frame or a frame
+ * over out_max (out_truncated), or timeout_ms passes or cancel() says so
+ * (timed_out, cancelled), it is stopped (SIGTERM to its group, SIGKILL
+ * KILL_GRACE later), reaped, and wait_status is its own.  Returns 0, or a
+ * negative errno when it could not be started (or ENOMEM).  One request
+ * at a time: the caller serializes.  daemon_worker__free() closes its
+ * stdin (the child's cue to exit), then stops it if it does not.  A
+ * worker's child has no parent-death signal (it would come when the thread
+ * that started it exits): the end of its stdin, when the process that
+ * holds the worker dies, is its cue.
+ */
+struct daemon_frame {
+	uint32_t magic;			/* DAEMON_FRAME_MAGIC */
+	int32_t status;			/* the exit status it would have had, 0..255 */
+	uint64_t len;			/* payload bytes after the header */
+};
+_Static_assert(sizeof(struct daemon_frame) == 16, "daemon frame: no padding");
+#define DAEMON_FRAME_MAGIC 0x4c545349u	/* "ISTL" */
+
+struct daemon_worker;
+int daemon_worker__new(const struct daemon_child_opts *opts, struct daemon_worker **w);
+int daemon_worker__ask(struct daemon_worker *w, struct daemon_child *res);
+/* The running child's pid; 0 when there is none. */
+pid_t daemon_worker__pid(const struct daemon_worker *w);
+void daemon_worker__free(struct daemon_worker *w);
 
 int daemon__remove_dir(const char *dir);
 

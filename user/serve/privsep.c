@@ -552,6 +552,8 @@ struct helper {
 	unsigned int captures;
 	atomic_bool stopping;
 	struct targets_cache tc;
+	/* `isoprof targets --requests`, kept: it reads only the code logs that changed */
+	struct daemon_worker *lister;
 };
 
 struct job {
@@ -691,6 +693,8 @@ static void run_capture(struct job *j)
 				   "-q", "-o", file };
 		int argc = 9;
 
+		if (j->h->o->no_gc_probes)
+			argv[argc++] = "--no-gc-probes";
 		if (r->raw)
 			argv[argc++] = "--raw";
 		if (ns_arg) {
@@ -749,17 +753,35 @@ static int memfd_of(const char *data, size_t len)
 	return fd;
 }
 
+static char *lister_argv[] = { "isoprof", "targets", "--json", "--requests", NULL };
+
+/*
+ * The lister, made at the first request (it is started by the first ask):
+ * a child with the capture children's limits, which keeps per-log state
+ * between listings (listing_cache.h).
+ */
+static int lister_ask(struct helper *h, struct daemon_child *ch)
+{
+	struct daemon_child_opts o = {
+		.path = h->o->self, .argv = lister_argv, .timeout_ms = TARGETS_TIMEOUT_MS,
+		.out_max = TARGETS_OUT_MAX, .err_max = PRIVSEP_ERR_MAX,
+		.cancel = helper_stopping, .arg = h, .data_limit = data_limit(h),
+	};
+	int err;
+
+	if (!h->lister) {
+		err = daemon_worker__new(&o, &h->lister);
+		if (err)
+			return err;
+	}
+	return daemon_worker__ask(h->lister, ch);
+}
+
 /* A scan, or the one that is running or just ran: the cache answers for its TTL. */
 static void run_targets(struct job *j)
 {
 	struct helper *h = j->h;
 	struct targets_cache *c = &h->tc;
-	char *argv[] = { "isoprof", "targets", "--json", NULL };
-	struct daemon_child_opts o = {
-		.path = h->o->self, .argv = argv, .timeout_ms = TARGETS_TIMEOUT_MS,
-		.out_max = TARGETS_OUT_MAX, .err_max = PRIVSEP_ERR_MAX,
-		.cancel = helper_stopping, .arg = h, .data_limit = data_limit(h),
-	};
 	struct daemon_child ch;
 	uint32_t flags;
 	int err, fd = -1;
@@ -773,7 +795,7 @@ static void run_targets(struct job *j)
 	} else if (!c->valid || monotime_ms() - c->done_ms >= PRIVSEP_TARGETS_TTL_MS) {
 		c->running = true;
 		pthread_mutex_unlock(&h->lock);
-		err = daemon__run_child(&o, &ch);
+		err = lister_ask(h, &ch);
 		pthread_mutex_lock(&h->lock);
 		free(c->out);
 		free(c->err);
@@ -930,6 +952,7 @@ static int helper_run(int ctl, const struct privsep_helper_opts *o)
 	while (h.active)
 		pthread_cond_wait(&h.cond, &h.lock);
 	pthread_mutex_unlock(&h.lock);
+	daemon_worker__free(h.lister);
 	free(h.tc.out);
 	free(h.tc.err);
 	pthread_cond_destroy(&h.cond);

@@ -140,6 +140,7 @@ struct privsep_helper_opts {
 	const char *tmp_root;		/* where captures get their directories */
 	unsigned int max_captures;
 	uint64_t child_memory;		/* RLIMIT_DATA of children in bytes; 0: none */
+	bool no_gc_probes;		/* captures run `record --no-gc-probes` */
 	FILE *log;
 	/* a unix socket the daemon listens on: removed at exit if it is still that file */
 	const char *unix_path;

@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* gc_probes: V8's GC pauses and platform-thread jobs; see gc_probes.h. */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "user/capture/gc_probes.h"
+#include "gc.skel.h"
+#include "lib/array.h"
+#include "lib/errmsg.h"
+#include "symbolize/elf_symtab.h"
+
+#define COLLECT_PREFIX "_ZN2v88internal4Heap14CollectGarbageE"
+#define JOB_POST_PREFIX "_ZN2v88platform19NewDefaultJobHandleE"
+/* Run(v8::JobDelegate*) inside namespace v8 (S_ = v8) and outside it */
+#define JOB_RUN_SUFFIX_V8 "3RunEPNS_11JobDelegateE"
+#define JOB_RUN_SUFFIX "3RunEPN2v811JobDelegateE"
+
+/*
+ * uprobe_multi links (Linux 6.6), created with the bpf() syscall: the
+ * libbpf this builds against may predate them.  The layout is the
+ * kernel's union bpf_attr, link_create member (include/uapi/linux/bpf.h).
+ */
+#define UPROBE_MULTI_ATTACH_TYPE 48	/* BPF_TRACE_UPROBE_MULTI */
+#define UPROBE_MULTI_RETURN 1u		/* BPF_F_UPROBE_MULTI_RETURN */
+
+struct uprobe_multi_attr {
+	__u32 prog_fd;
+	__u32 target_fd;
+	__u32 attach_type;
+	__u32 flags;
+	__u64 path;
+	__u64 offsets;
+	__u64 ref_ctr_offsets;
+	__u64 cookies;
+	__u32 cnt;
+	__u32 multi_flags;
+	__u32 pid;
+	__u32 pad[9];
+};
+
+_Static_assert(__builtin_offsetof(struct uprobe_multi_attr, path) == 16, "uprobe_multi path");
+_Static_assert(__builtin_offsetof(struct uprobe_multi_attr, pid) == 56, "uprobe_multi pid");
+
+/*
+ * V8 has one CollectGarbage, one NewDefaultJobHandle and a few dozen
+ * Run(JobDelegate*) (24 in workerd, 22 in node); a binary with far more
+ * matching names is not probed: each is a breakpoint in the target.
+ */
+#define MAX_SITES 256
+
+/* A binary to probe, by (device, inode), and the targets that run it. */
+struct gc_binary {
+	dev_t dev;
+	ino_t ino;
+	int fd;			/* a duplicate of the caller's, until attached */
+	unsigned long *offsets;	/* file offsets of the sites */
+	__u64 *cookies;		/* ISOPROF_GC_SITE_* */
+	size_t n, cap;
+	int err;		/* of reading or attaching it */
+	pid_t *pids;
+	size_t npids, pids_cap;
+	int links[2];		/* entries, returns (+1; 0: none) */
+};
+
+struct gc_probes {
+	struct gc_bpf *skel;
+	struct gc_binary *binaries;
+	size_t nbinaries, binaries_cap;
+};
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && !memcmp(s + n - m, suffix, m);
+}
+
+int gc_probes__site_of(const char *name)
+{
+	if (!name)
+		return 0;
+	if (!strncmp(name, COLLECT_PREFIX, strlen(COLLECT_PREFIX)))
+		return ISOPROF_GC_SITE_COLLECT;
+	if (!strncmp(name, JOB_POST_PREFIX, strlen(JOB_POST_PREFIX)))
+		return ISOPROF_GC_SITE_JOB_POST;
+	/*
+	 * Functions only (_ZN...), not thunks (_ZThn: `this` adjusted before
+	 * the real Run, which is probed itself) nor local statics (_ZZ).
+	 */
+	if (!strncmp(name, "_ZN", 3) &&
+	    (ends_with(name, JOB_RUN_SUFFIX_V8) || ends_with(name, JOB_RUN_SUFFIX)))
+		return ISOPROF_GC_SITE_JOB_RUN;
+	return 0;
+}
+
+static int collect_site(void *ctx, const struct elf_named_sym *sym)
+{
+	struct gc_binary *b = ctx;
+	size_t cap = b->cap;
+	int site;
+
+	if (sym->type != STT_FUNC || sym->file_offset == UINT64_MAX ||
+	    !(site = gc_probes__site_of(sym->name)))
+		return 0;
+	/* aliases (C1/C2 constructors, identical code folded) share an address */
+	for (size_t i = 0; i < b->n; i++)
+		if (b->offsets[i] == sym->file_offset)
+			return 0;
+	if (b->n == MAX_SITES)
+		return -E2BIG;
+	if (array_grow(&b->offsets, &b->cap, b->n + 1))
+		return -ENOMEM;
+	if (b->cap != cap) {
+		__u64 *c = realloc(b->cookies, b->cap * sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		b->cookies = c;
+	}
+	b->offsets[b->n] = sym->file_offset;
+	b->cookies[b->n++] = site;
+	return 0;
+}
+
+static int read_sites(struct gc_binary *b)
+{
+	struct elf_symtab *st = elf_symtab__open_fd(b->fd, NULL);
+	bool collect = false;
+	int err;
+
+	if (!st)
+		return -errno;
+	err = elf_symtab__each_symbol(st, collect_site, b);
+	elf_symtab__free(st);
+	if (err)
+		return err;
+	for (size_t i = 0; i < b->n; i++)
+		collect |= b->cookies[i] == ISOPROF_GC_SITE_COLLECT;
+	return collect ? 0 : -ENOENT;
+}
+
+int gc_probes__add(struct gc_probes *g, pid_t pid, int exe_fd)
+{
+	struct gc_binary *b = NULL;
+	struct stat sb;
+
+	if (fstat(exe_fd, &sb))
+		return -errno;
+	for (size_t i = 0; i < g->nbinaries && !b; i++)
+		if (g->binaries[i].dev == sb.st_dev && g->binaries[i].ino == sb.st_ino)
+			b = &g->binaries[i];
+	if (!b) {
+		if (array_grow(&g->binaries, &g->binaries_cap, g->nbinaries + 1))
+			return -ENOMEM;
+		b = &g->binaries[g->nbinaries++];
+		memset(b, 0, sizeof(*b));
+		b->dev = sb.st_dev;
+		b->ino = sb.st_ino;
+		b->fd = fcntl(exe_fd, F_DUPFD_CLOEXEC, 0);
+		b->err = b->fd < 0 ? -errno : read_sites(b);
+	}
+	if (array_grow(&b->pids, &b->pids_cap, b->npids + 1))
+		return -ENOMEM;
+	b->pids[b->npids++] = pid;
+	return b->err;
+}
+
+static int link_uprobe_multi(int prog_fd, const char *path, const struct gc_binary *b,
+			     pid_t pid, bool ret)
+{
+	unsigned long *offsets = calloc(b->n, sizeof(*offsets));
+	__u64 *cookies = calloc(b->n, sizeof(*cookies));
+	struct uprobe_multi_attr attr;
+	__u32 cnt = 0;
+	long fd;
+	int err;
+
+	if (!offsets || !cookies) {
+		free(offsets);
+		free(cookies);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		/* a job is posted, not returned from */
+		if (ret && b->cookies[i] == ISOPROF_GC_SITE_JOB_POST)
+			continue;
+		offsets[cnt] = b->offsets[i];
+		cookies[cnt++] = b->cookies[i];
+	}
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = prog_fd;
+	attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+	attr.path = (__u64)(unsigned long)path;
+	attr.offsets = (__u64)(unsigned long)offsets;
+	attr.cookies = (__u64)(unsigned long)cookies;
+	attr.cnt = cnt;
+	attr.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
+	attr.pid = (__u32)pid;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	err = fd < 0 ? -errno : 0;
+	free(offsets);
+	free(cookies);
+	/* a kernel without uprobe_multi refuses the attach type as invalid */
+	if (err)
+		return err == -EINVAL || err == -E2BIG ? -EOPNOTSUPP : err;
+	return (int)fd;
+}
+
+static int attach_binary(struct gc_probes *g, struct gc_binary *b)
+{
+	char path[64];
+	/* one target: only its memory gets the breakpoints; several: filtered in BPF */
+	pid_t pid = b->npids == 1 ? b->pids[0] : 0;
+	int fd;
+
+	/* the kernel resolves the path to the open file itself, not to a name */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", b->fd);
+	fd = link_uprobe_multi(bpf_program__fd(g->skel->progs.isoprof_gc_entry), path, b, pid,
+			       false);
+	if (fd < 0)
+		return fd;
+	b->links[0] = fd + 1;
+	fd = link_uprobe_multi(bpf_program__fd(g->skel->progs.isoprof_gc_return), path, b, pid,
+			       true);
+	if (fd < 0) {
+		close(b->links[0] - 1);
+		b->links[0] = 0;
+		return fd;
+	}
+	b->links[1] = fd + 1;
+	return 0;
+}
+
+int gc_probes__attach(struct gc_probes *g)
+{
+	int first_err = 0;
+	bool any = false;
+
+	for (size_t i = 0; i < g->nbinaries; i++) {
+		struct gc_binary *b = &g->binaries[i];
+
+		if (!b->err && !b->links[0])
+			b->err = attach_binary(g, b);
+		if (b->fd >= 0)
+			close(b->fd);
+		b->fd = -1;
+		any |= !b->err;
+		if (b->err && !first_err)
+			first_err = b->err;
+	}
+	return any ? 0 : first_err ? first_err : -ENOENT;
+}
+
+int gc_probes__probed(const struct gc_probes *g, pid_t pid)
+{
+	for (size_t i = 0; i < g->nbinaries; i++)
+		for (size_t j = 0; j < g->binaries[i].npids; j++)
+			if (g->binaries[i].pids[j] == pid)
+				return g->binaries[i].links[0] ? 0 : g->binaries[i].err;
+	return -ENOENT;
+}
+
+struct gc_probes *gc_probes__new(const struct gc_probes_opts *opts)
+{
+	struct gc_probes *g = calloc(1, sizeof(*g));
+	int err;
+
+	if (!g)
+		return NULL;
+	g->skel = gc_bpf__open();
+	if (!g->skel) {
+		err = -errno;
+		errmsg__set(opts->err_buf, opts->err_len, "cannot open the GC probes' BPF object: %s",
+			    strerror(-err));
+		goto fail;
+	}
+	err = bpf_map__reuse_fd(g->skel->maps.targets, opts->targets_fd);
+	if (!err)
+		err = bpf_map__reuse_fd(g->skel->maps.thread_tags, opts->thread_tags_fd);
+	if (err) {
+		errmsg__set(opts->err_buf, opts->err_len,
+			    "cannot share the sampler's maps with the GC probes: %s", strerror(-err));
+		goto fail;
+	}
+	/* uprobe_multi programs: libbpf's own section names may predate them */
+	bpf_program__set_expected_attach_type(g->skel->progs.isoprof_gc_entry,
+					      UPROBE_MULTI_ATTACH_TYPE);
+	bpf_program__set_expected_attach_type(g->skel->progs.isoprof_gc_return,
+					      UPROBE_MULTI_ATTACH_TYPE);
+	err = gc_bpf__load(g->skel);
+	if (err) {
+		errmsg__set(opts->err_buf, opts->err_len, "cannot load the GC probes: %s",
+			    strerror(-err));
+		goto fail;
+	}
+	return g;
+fail:
+	gc_probes__free(g);
+	errno = -err;
+	return NULL;
+}
+
+void gc_probes__window_start(struct gc_probes *g, uint64_t start_ns)
+{
+	g->skel->data->window_start_ns = start_ns;
+}
+
+void gc_probes__detach(struct gc_probes *g)
+{
+	g->skel->data->window_start_ns = ~0ull;
+	for (size_t i = 0; i < g->nbinaries; i++) {
+		for (int k = 0; k < 2; k++) {
+			if (g->binaries[i].links[k])
+				close(g->binaries[i].links[k] - 1);
+			g->binaries[i].links[k] = 0;
+		}
+	}
+}
+
+void gc_probes__free(struct gc_probes *g)
+{
+	if (!g)
+		return;
+	gc_probes__detach(g);
+	for (size_t i = 0; i < g->nbinaries; i++) {
+		if (g->binaries[i].fd >= 0)
+			close(g->binaries[i].fd);
+		free(g->binaries[i].offsets);
+		free(g->binaries[i].cookies);
+		free(g->binaries[i].pids);
+	}
+	free(g->binaries);
+	gc_bpf__destroy(g->skel);
+	free(g);
+}
+
+int gc_probes__pauses(struct gc_probes *g, uint32_t pid, uint64_t isolate,
+		      struct isoprof_gc_pauses *out)
+{
+	struct isoprof_gc_key key = { .pid = pid, .isolate = isolate };
+
+	memset(out, 0, sizeof(*out));
+	if (bpf_map__lookup_elem(g->skel->maps.gc_pauses, &key, sizeof(key), out, sizeof(*out), 0))
+		return -errno;
+	return 0;
+}
+
+int gc_probes__counters(struct gc_probes *g, struct isoprof_gc_counters *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct isoprof_gc_counters *per_cpu;
+	__u32 key = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	if (bpf_map__lookup_elem(g->skel->maps.gc_counters, &key, sizeof(key), per_cpu,
+				 ncpus * sizeof(*per_cpu), 0)) {
+		free(per_cpu);
+		return -errno;
+	}
+	for (int i = 0; i < ncpus; i++) {
+		out->pauses += per_cpu[i].pauses;
+		out->nested += per_cpu[i].nested;
+		out->no_isolate += per_cpu[i].no_isolate;
+		out->lost_entries += per_cpu[i].lost_entries;
+		out->jobs_learnt += per_cpu[i].jobs_learnt;
+		out->jobs_tagged += per_cpu[i].jobs_tagged;
+		out->jobs_unknown += per_cpu[i].jobs_unknown;
+	}
+	free(per_cpu);
+	return 0;
+}
