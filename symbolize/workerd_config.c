@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/hash.h"
+#include "lib/index_table.h"
 #include "symbolize/workerd_config.h"
 
 enum wc_kind {
@@ -64,6 +66,7 @@ struct wc_file {
 	char *path;		/* as given to read() */
 	struct wc_const *consts;
 	size_t nr_consts, cap_consts;
+	struct index_table by_name;	/* consts, by name (a config of 1000 workers) */
 	struct wc_alias *aliases;
 	size_t nr_aliases, cap_aliases;
 };
@@ -120,6 +123,8 @@ static char *arena_strndup(struct wc *wc, const char *s, size_t n)
 
 static void arena_free(struct wc *wc)
 {
+	for (unsigned int i = 0; i < wc->nr_files; i++)
+		index_table__release(&wc->files[i].by_name);
 	while (wc->arena) {
 		struct arena_block *next = wc->arena->next;
 
@@ -478,6 +483,25 @@ static int parse_qualified(struct lexer *lx, const char **out)
 
 static int parse_value(struct lexer *lx, struct wc_node **out);
 
+static uint32_t name_hash(const char *name)
+{
+	return hash__fold32(hash__str(HASH_SEED, name));
+}
+
+static bool const_is(const void *ctx, uint32_t i, const void *key)
+{
+	const struct wc_file *f = ctx;
+
+	return !strcmp(f->consts[i].name, key);
+}
+
+static const struct wc_const *find_const(const struct wc_file *f, const char *name)
+{
+	long i = index_table__lookup(&f->by_name, name_hash(name), const_is, f, name, NULL);
+
+	return i < 0 ? NULL : &f->consts[i];
+}
+
 static int grow(struct wc *wc, void **v, size_t nr, size_t *cap, size_t size)
 {
 	void *nv;
@@ -746,15 +770,23 @@ static int parse_file(struct wc *wc, unsigned int idx, const char *text, size_t 
 				err = parse_value(&lx, &c.value);
 			if (!err)
 				err = expect(&lx, ';', "';' after the const");
-			for (size_t i = 0; !err && i < f->nr_consts; i++)
-				if (!strcmp(f->consts[i].name, c.name))
-					return fail_at(wc, idx, c.line, c.col,
-						       "a second const of the same name");
+			if (!err && find_const(f, c.name))
+				return fail_at(wc, idx, c.line, c.col,
+					       "a second const of the same name");
+			if (!err && index_table__reserve(&f->by_name))
+				return fail_oom(wc);
 			if (!err)
 				err = grow(wc, (void **)&f->consts, f->nr_consts, &f->cap_consts,
 					   sizeof(c));
-			if (!err)
+			if (!err) {
+				size_t slot;
+
+				index_table__lookup(&f->by_name, name_hash(c.name), const_is, f,
+						    c.name, &slot);
+				index_table__set(&f->by_name, slot, name_hash(c.name),
+						 (uint32_t)f->nr_consts);
 				f->consts[f->nr_consts++] = c;
+			}
 		} else {
 			return fail_at(wc, idx, at.line, at.col,
 				       "expected using or const (struct, enum and interface "
@@ -819,13 +851,6 @@ static int add_file(struct wc *wc, const char *path, const char *text, size_t le
 
 /* ---- resolving ------------------------------------------------------------ */
 
-static const struct wc_const *find_const(const struct wc_file *f, const char *name)
-{
-	for (size_t i = 0; i < f->nr_consts; i++)
-		if (!strcmp(f->consts[i].name, name))
-			return &f->consts[i];
-	return NULL;
-}
 
 /* The alias's file, parsed on first use. */
 static int alias_file(struct wc *wc, const struct wc_node *at, struct wc_alias *a,
@@ -946,18 +971,21 @@ static char *dup_text(struct wc *wc, const struct wc_node *n, const char *what)
 	return s;
 }
 
-/* A module's content: a string, data, or an embedded file (read). */
-static int content(struct wc *wc, const struct wc_node *n, char **src, size_t *len)
+/*
+ * A JavaScript module's content: a string or data (its bytes), or an
+ * embedded file (its path, for the caller to read if it needs it).
+ */
+static int content(struct wc *wc, const struct wc_node *n, struct workerd_module *m)
 {
 	char *path;
 
 	if (n->kind == WC_STRING || n->kind == WC_DATA) {
-		*src = malloc(n->len + 1);
-		if (!*src)
+		m->source = malloc(n->len + 1);
+		if (!m->source)
 			return fail_oom(wc);
-		memcpy(*src, n->s, n->len);
-		(*src)[n->len] = '\0';
-		*len = n->len;
+		memcpy(m->source, n->s, n->len);
+		m->source[n->len] = '\0';
+		m->len = n->len;
 		return 0;
 	}
 	if (n->kind != WC_EMBED)
@@ -966,7 +994,11 @@ static int content(struct wc *wc, const struct wc_node *n, char **src, size_t *l
 	path = join_path(wc, n->file, n->s);
 	if (!path)
 		return fail_oom(wc);
-	return read_file(wc, path, n->s[0] == '/', n->file, n->line, n->col, src, len);
+	m->embed = strdup(path);
+	if (!m->embed)
+		return fail_oom(wc);
+	m->embed_import_path = n->s[0] == '/';
+	return 0;
 }
 
 static const char *const js_kinds[] = { "esModule", "commonJsModule" };
@@ -994,7 +1026,7 @@ static int read_module(struct wc *wc, const struct wc_node *m, struct workerd_mo
 		if (!v)
 			continue;
 		out->kind = k ? WORKERD_MODULE_COMMONJS : WORKERD_MODULE_ES;
-		return content(wc, v, &out->source, &out->len);
+		return content(wc, v, out);
 	}
 	return 0;
 }
@@ -1067,7 +1099,7 @@ static int read_worker(struct wc *wc, const struct wc_node *w, struct workerd_se
 		s->modules[0].name = strdup(s->name);
 		if (!s->modules[0].name)
 			return fail_oom(wc);
-		err = content(wc, sw, &s->modules[0].source, &s->modules[0].len);
+		err = content(wc, sw, &s->modules[0]);
 		if (err)
 			return err;
 	}
@@ -1091,9 +1123,19 @@ static int read_worker(struct wc *wc, const struct wc_node *w, struct workerd_se
 	return 0;
 }
 
-static int read_services(struct wc *wc, const struct wc_node *root, struct workerd_config *cfg)
+static bool service_is(const void *ctx, uint32_t i, const void *key)
+{
+	const struct workerd_config *cfg = ctx;
+
+	return !strcmp(cfg->services[i].name, key);
+}
+
+/* The services of the config root; names indexes them to refuse a name twice. */
+static int read_services_in(struct wc *wc, const struct wc_node *root, struct workerd_config *cfg,
+			    struct index_table *names)
 {
 	const struct wc_node *svcs;
+	size_t slot;
 	int err;
 
 	if (want(wc, root, WC_STRUCT, "the config is a struct (services = [...], ...)"))
@@ -1126,10 +1168,13 @@ static int read_services(struct wc *wc, const struct wc_node *root, struct worke
 		s->name = dup_text(wc, name, "a service's name is a string");
 		if (!s->name)
 			return -EINVAL;
-		for (size_t j = 0; j < i; j++)
-			if (!strcmp(cfg->services[j].name, s->name))
-				return fail_at(wc, name->file, name->line, name->col,
-					       "a second service of the same name");
+		if (index_table__reserve(names))
+			return fail_oom(wc);
+		if (index_table__lookup(names, name_hash(s->name), service_is, cfg, s->name,
+					&slot) >= 0)
+			return fail_at(wc, name->file, name->line, name->col,
+				       "a second service of the same name");
+		index_table__set(names, slot, name_hash(s->name), (uint32_t)i);
 		if (worker) {
 			err = read_worker(wc, worker, s);
 			if (err)
@@ -1137,6 +1182,15 @@ static int read_services(struct wc *wc, const struct wc_node *root, struct worke
 		}
 	}
 	return 0;
+}
+
+static int read_services(struct wc *wc, const struct wc_node *root, struct workerd_config *cfg)
+{
+	struct index_table names = { 0 };
+	int err = read_services_in(wc, root, cfg, &names);
+
+	index_table__release(&names);
+	return err;
 }
 
 void workerd_config__free(struct workerd_config *cfg)
@@ -1149,6 +1203,7 @@ void workerd_config__free(struct workerd_config *cfg)
 		for (size_t j = 0; j < s->nr_modules; j++) {
 			free(s->modules[j].name);
 			free(s->modules[j].source);
+			free(s->modules[j].embed);
 		}
 		for (size_t j = 0; j < s->nr_namespaces; j++) {
 			free(s->namespaces[j].class_name);

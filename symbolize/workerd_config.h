@@ -19,13 +19,15 @@
  * are not: a file holding them is an error (the schema itself,
  * "/workerd/workerd.capnp", is known and never read).
  *
- * Files are never opened here: read() gets every file the config names,
- * as the config names it, joined to the directory of the file naming it
- * when relative ("dir/x.js"), as written when absolute ("/x.js": workerd
- * looks those up in its import path).  Only what the services need is
- * read: the sources of JavaScript modules (esModule, commonJsModule,
- * serviceWorkerScript) and imported files a reference goes through;
- * never a text, data, json or wasm module's file.
+ * Files are never opened here: read() gets the config and every file it
+ * imports that a reference goes through, as the config names it, joined
+ * to the directory of the file naming it when relative ("dir/x.js"), as
+ * written when absolute ("/x.js": workerd looks those up in its import
+ * path).  Embedded files are not read at all: a JavaScript module
+ * (esModule, commonJsModule, serviceWorkerScript) embedded from a file
+ * carries that file's name, so that a caller reads only the sources it
+ * needs, and a big host's config (a thousand workers' bundles) costs the
+ * parse of its text; a text, data, json or wasm module carries nothing.
  *
  * The input is a file another user controls: size is the caller's to cap
  * (read()), nesting and reference chains stop at WORKERD_CONFIG_MAX_DEPTH,
@@ -56,8 +58,16 @@ enum workerd_module_kind {
 struct workerd_module {
 	char *name;
 	enum workerd_module_kind kind;
-	char *source;			/* JavaScript modules: the bytes; else NULL */
+	/* JavaScript modules: the bytes of a string or data value, else NULL */
+	char *source;
 	size_t len;
+	/*
+	 * JavaScript modules: an embedded file, not read, as read() would get
+	 * it (joined to the naming file's directory; embed_import_path: an
+	 * absolute name for the import path); else NULL
+	 */
+	char *embed;
+	bool embed_import_path;
 };
 
 struct workerd_do_namespace {

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * libFuzzer target: the workerd config parser (symbolize/workerd_config).
- * The input is the config; every file it embeds or imports reads as the
- * same bytes (so imports recurse into fuzzed text, bounded by the file
- * limit), except names ending ".missing", which fail.  Whatever it
- * parses must hold what the header promises: services with names,
- * modules with names, JavaScript sources present, errors with a message.
+ * The input is the config; every file it imports reads as the same bytes
+ * (so imports recurse into fuzzed text, bounded by the file limit), except
+ * names ending ".missing", which fail.  Whatever it parses must hold what
+ * the header promises: services with names, modules with names, a
+ * JavaScript module's source or embedded file name (never both), other
+ * modules with neither, errors with a message.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -59,10 +60,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (!s->name)
 			__builtin_trap();
-		for (size_t j = 0; j < s->nr_modules; j++)
-			if (!s->modules[j].name ||
-			    (s->modules[j].kind != WORKERD_MODULE_OTHER && !s->modules[j].source))
+		for (size_t j = 0; j < s->nr_modules; j++) {
+			const struct workerd_module *m = &s->modules[j];
+			bool js = m->kind != WORKERD_MODULE_OTHER;
+
+			if (!m->name || (js && !m->source == !m->embed) ||
+			    (!js && (m->source || m->embed)) || (m->embed && !m->embed[0]))
 				__builtin_trap();
+		}
 		for (size_t j = 0; j < s->nr_namespaces; j++)
 			if (!s->namespaces[j].class_name)
 				__builtin_trap();

@@ -115,9 +115,13 @@ static void test_services(void **state)
 	assert_int_equal(s->nr_modules, 3);
 	assert_string_equal(s->modules[0].name, "index.js");
 	assert_int_equal(s->modules[0].kind, WORKERD_MODULE_ES);
-	assert_string_equal(s->modules[0].source, "export default {};\n");
+	/* an embedded file is named, not read */
+	assert_null(s->modules[0].source);
+	assert_string_equal(s->modules[0].embed, "conf/alpha/index.js");
+	assert_false(s->modules[0].embed_import_path);
 	assert_int_equal(s->modules[1].kind, WORKERD_MODULE_OTHER);
-	assert_null(s->modules[1].source);	/* a data module's file is never read */
+	assert_null(s->modules[1].source);	/* a data module's file is never named */
+	assert_null(s->modules[1].embed);
 	assert_int_equal(s->modules[2].kind, WORKERD_MODULE_COMMONJS);
 	assert_string_equal(s->modules[2].source, "module.exports = 1;\n");
 	/* counter: through an import, with its namespaces */
@@ -128,7 +132,7 @@ static void test_services(void **state)
 	assert_string_equal(s->namespaces[0].unique_key, "counter-key");
 	assert_string_equal(s->namespaces[1].class_name, "Scratch");
 	assert_null(s->namespaces[1].unique_key);
-	assert_string_equal(s->modules[0].source, "export class Counter {}\n");
+	assert_string_equal(s->modules[0].embed, "conf/counter.js");
 	/* an inline worker and module */
 	s = &cfg->services[2];
 	assert_string_equal(s->modules[0].source, "export default {}\n");
@@ -136,10 +140,11 @@ static void test_services(void **state)
 	s = &cfg->services[3];
 	assert_true(s->service_worker);
 	assert_string_equal(s->modules[0].name, "sw");
+	assert_string_equal(s->modules[0].embed, "conf/sw.js");
 	/* not a worker */
 	assert_false(cfg->services[4].is_worker);
-	/* the import, three embeds, the config itself is not read here */
-	assert_int_equal(f.reads, 4);
+	/* the import only: no embed, and the config itself is not read here */
+	assert_int_equal(f.reads, 1);
 	workerd_config__free(cfg);
 }
 
@@ -170,9 +175,8 @@ static void test_errors(void **state)
 	expect_error("const c :Config = (services = [X.w]);", "no import of that name");
 	expect_error("const a :Text = \"x\";", "no const of type Config");
 	expect_error("const a :Config = ();\nconst b :Config = ();", "2:1: a second Config const");
-	expect_error("const a :Config = (services = [(name = \"s\", worker = "
-		     "(modules = [(name = \"m.js\", esModule = embed \"gone.js\")]))]);",
-		     "conf/gone.js: no such test file");
+	expect_error("using S = import \"gone.capnp\";\nconst a :Config = (services = [S.s]);",
+		     "conf/gone.capnp: no such test file");
 	expect_error("const c :Config = (services = [(name = \"a\"), (name = \"a\")]);",
 		     "a second service of the same name");
 	expect_error("const c :Config = (services = 5);", "services is a list");
@@ -229,8 +233,9 @@ static void test_import_path(void **state)
 	assert_int_equal(parse("const c :Config = (services = [(name = \"a\", worker = (modules = "
 			       "[(name = \"x.js\", esModule = embed \"/lib/x.js\")]))]);",
 			       &f, &cfg, err, sizeof(err)), 0);
-	assert_true(f.last_import_path);
-	assert_string_equal(cfg->services[0].modules[0].source, "x");
+	assert_int_equal(f.reads, 0);
+	assert_true(cfg->services[0].modules[0].embed_import_path);
+	assert_string_equal(cfg->services[0].modules[0].embed, "/lib/x.js");
 	workerd_config__free(cfg);
 }
 

@@ -869,6 +869,36 @@ const struct isolate_info *isolate_registry__find(const struct isolate_registry 
 	return &e->info;
 }
 
+int isolate_registry__user_scripts(const struct isolate_registry *reg, pid_t pid,
+				   uint64_t isolate, struct isolate_script **out, size_t *n)
+{
+	struct iso_entry *e = reg ? reg_get(reg, pid, isolate) : NULL;
+	size_t count, k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!e)
+		return -ENOENT;
+	count = e->log ? v8log__script_count(e->log) : 0;
+	if (!count)
+		return 0;
+	*out = calloc(count, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		const struct v8log_script *s = v8log__script_at(e->log, i);
+
+		if (!s || !isolate__is_user_script(s->name))
+			continue;
+		(*out)[k].name = s->name;
+		(*out)[k].source_len = s->source ? s->source_len : 0;
+		(*out)[k].sha256_hex = s->source ? s->sha256_hex : "";
+		k++;
+	}
+	*n = k;
+	return 0;
+}
+
 /* Insert s (interned) at pos of a sorted array; a grown array keeps the old (keep_old). */
 static int sorted_insert(struct isolate_registry *reg, const char ***arr, size_t *nr, size_t *cap,
 			 size_t pos, const char *s, bool keep_old)

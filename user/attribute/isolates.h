@@ -179,6 +179,23 @@ int isolate_registry__note_script(struct isolate_registry *reg, pid_t pid, uint6
 int isolate_registry__set_service_name(struct isolate_registry *reg, pid_t pid, uint64_t isolate,
 				       const char *name);
 
+/* One user script of an isolate's code log, as content: for matching by content. */
+struct isolate_script {
+	const char *name;
+	size_t source_len;	/* decoded bytes; 0 without source */
+	const char *sha256_hex;	/* of the decoded source; "" without source */
+};
+
+/*
+ * The user scripts of the isolate's code log (isolate__is_user_script()),
+ * in log order, repeats included, into *out (malloc()ed, the caller frees
+ * the array; the strings are the registry's, valid until its next update
+ * of that log).  0 with *n 0 when the isolate has no code log kept (names
+ * from frames, or a listing's scan); -ENOENT (no such isolate), -ENOMEM.
+ */
+int isolate_registry__user_scripts(const struct isolate_registry *reg, pid_t pid,
+				   uint64_t isolate, struct isolate_script **out, size_t *n);
+
 /*
  * Load a labels file (format above), replacing the labels loaded before,
  * and label every isolate.  Returns the number of labels, or -EINVAL with

@@ -11,30 +11,91 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/fileio.h"
+#include "lib/hash.h"
+#include "lib/index_table.h"
+#include "lib/sha256.h"
 #include "lib/procfs.h"
 #include "user/attribute/services.h"
 
 #define CMDLINE_MAX (64 * 1024)
 #define MAX_ARGS 512
 
+/*
+ * A JavaScript user module of a worker and what is known of its content:
+ * its size and SHA-256, learnt when a match first needs them.  An embedded
+ * file's are kept with its identity (device, inode, size, mtime), checked
+ * again at most once per listing (service_map__begin()).
+ */
+struct svc_module {
+	const struct workerd_module *mod;
+	bool checked;			/* the file was opened, in generation gen */
+	unsigned int gen;
+	int err;			/* why it could not be (0: it could) */
+	dev_t dev;
+	ino_t ino;
+	uint64_t size;			/* the source's length */
+	struct timespec mtime;
+	bool digest_known;
+	char sha256_hex[SHA256_HEX_LEN];
+};
+
+/* A worker service with JavaScript user modules, its modules by name. */
 struct svc_entry {
 	const struct workerd_service *svc;
-	char version_full[SHA256_HEX_LEN];	/* "" when it has no user script */
+	struct svc_module *mods;	/* ascending by name */
+	size_t nr_mods;
+	uint32_t names_hash;		/* over the names in that order */
+	bool dup_names;			/* a name twice: never matched */
+};
+
+/* A config file read (the config, its imports), as it was when read. */
+struct svc_file {
+	char *path;
+	bool import_path;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+/* An isolate matched before: (address, version id) -> entry index or -1. */
+struct svc_memo {
+	uint64_t isolate;
+	char version_full[SHA256_HEX_LEN];
+	long entry;
 };
 
 struct svc_proc {
 	pid_t pid;
+	unsigned int seen;		/* the map's generation of the last add */
+	/* what the config was found from: kept to read embeds later */
+	char *cmdline;			/* NUL-separated words */
+	size_t cmdline_len;
+	struct services_cmdline cl;	/* pointing into cmdline */
+	char cwd[PATH_MAX];
+	char root[64];			/* /proc/PID/root */
+	uid_t uid;
+	struct svc_file *files;
+	size_t nr_files, cap_files;
 	struct workerd_config *cfg;	/* NULL: unknown */
 	char *why;			/* why unknown, or NULL */
 	struct svc_entry *entries;
 	size_t nr_entries;
+	struct svc_module *mods;	/* every entry's, one array */
+	struct index_table by_names;	/* entries by names_hash */
+	struct svc_memo *memo;
+	size_t nr_memo, cap_memo;
+	struct index_table memo_index;
 };
 
 struct service_map {
-	struct svc_proc *procs;
+	struct svc_proc **procs;
 	size_t nr, cap;
+	unsigned int gen;
 	struct read_budget *budget;
+	struct service_map_stats stats;
 };
 
 struct service_map *service_map__new(void)
@@ -46,15 +107,30 @@ struct service_map *service_map__new(void)
 	return m;
 }
 
+static void proc_free(struct svc_proc *sp)
+{
+	if (!sp)
+		return;
+	workerd_config__free(sp->cfg);
+	free(sp->why);
+	free(sp->entries);
+	free(sp->mods);
+	index_table__release(&sp->by_names);
+	free(sp->memo);
+	index_table__release(&sp->memo_index);
+	for (size_t i = 0; i < sp->nr_files; i++)
+		free(sp->files[i].path);
+	free(sp->files);
+	free(sp->cmdline);
+	free(sp);
+}
+
 void service_map__free(struct service_map *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->nr; i++) {
-		workerd_config__free(m->procs[i].cfg);
-		free(m->procs[i].why);
-		free(m->procs[i].entries);
-	}
+	for (size_t i = 0; i < m->nr; i++)
+		proc_free(m->procs[i]);
 	free(m->procs);
 	free(m);
 }
@@ -153,41 +229,111 @@ int services__parse_cmdline(const char *const *argv, size_t argc, struct service
 	return 0;
 }
 
+
 /* ---- reading the target's files ------------------------------------------- */
 
-struct reader {
-	struct service_map *m;
-	const struct discover_proc *p;
-	char root[64];		/* /proc/PID/root */
-	char cwd[PATH_MAX];	/* as the process sees it */
-	const struct services_cmdline *cl;
-};
+static int proc_note_file(struct svc_proc *sp, const char *path, bool import_path,
+			  const struct stat *st)
+{
+	struct svc_file *f;
 
-static int read_one(struct reader *r, const char *abs, char **data, size_t *len, char *why,
-		    size_t whylen)
+	if (array_grow(&sp->files, &sp->cap_files, sp->nr_files + 1))
+		return -ENOMEM;
+	f = &sp->files[sp->nr_files];
+	f->path = strdup(path);
+	if (!f->path)
+		return -ENOMEM;
+	f->import_path = import_path;
+	f->dev = st->st_dev;
+	f->ino = st->st_ino;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	sp->nr_files++;
+	return 0;
+}
+
+/* Open abs (as the target names it) under the target's rules; an fd or -errno, why set. */
+static int open_abs(const struct svc_proc *sp, const char *abs, struct safe_open_info *info,
+		    char *why, size_t whylen)
 {
 	struct safe_open_opts o = {
 		.owner = SAFE_OPEN_OWNER_TARGET_OR_ROOT,
-		.uid = r->p->uid_known ? r->p->uid : (uid_t)-1,
-		.root = r->root,
+		.uid = sp->uid,
+		.root = sp->root,
 		.max_bytes = SERVICES_FILE_MAX,
 	};
-	struct safe_open_info info = { 0 };
-	uint64_t take;
-	uint8_t *buf = NULL;
-	int fd, err;
+	int fd;
 
-	fd = safe_open__file(abs, &o, &info);
+	memset(info, 0, sizeof(*info));
+	fd = safe_open__file(abs, &o, info);
 	if (fd < 0) {
-		snprintf(why, whylen, "%s", info.why[0] ? info.why : strerror(-fd));
+		snprintf(why, whylen, "%s", info->why[0] ? info->why : strerror(-fd));
 		return fd;
 	}
 	/* root's file that the target's user may not read is not the target's to name */
-	if (info.st.st_uid == 0 && o.uid != 0 && !(info.st.st_mode & S_IROTH)) {
+	if (info->st.st_uid == 0 && o.uid != 0 && !(info->st.st_mode & S_IROTH)) {
 		close(fd);
 		snprintf(why, whylen, "owned by root and not readable by the target's user");
 		return -EPERM;
 	}
+	return fd;
+}
+
+/*
+ * Open a file the config names (path as workerd_config gives it; import_path:
+ * an absolute name looked up in each --import-path directory, as workerd
+ * does).  An fd or -errno, why set.
+ */
+static int open_named(const struct svc_proc *sp, const char *path, bool import_path,
+		      struct safe_open_info *info, char *why, size_t whylen)
+{
+	char abs[PATH_MAX];
+	int n, fd = -ENOENT;
+
+	if (import_path) {
+		for (size_t i = 0; i < sp->cl.nr_import_path; i++) {
+			const char *d = sp->cl.import_path[i];
+
+			if (d[0] == '/')
+				n = snprintf(abs, sizeof(abs), "%s%s", d, path);
+			else
+				n = snprintf(abs, sizeof(abs), "%s/%s%s", sp->cwd, d, path);
+			if (n < 0 || (size_t)n >= sizeof(abs))
+				return -ENAMETOOLONG;
+			fd = open_abs(sp, abs, info, why, whylen);
+			if (fd != -ENOENT)
+				return fd;
+		}
+		snprintf(why, whylen, "not found in the import path");
+		return -ENOENT;
+	}
+	if (path[0] == '/')
+		n = snprintf(abs, sizeof(abs), "%s", path);
+	else
+		n = snprintf(abs, sizeof(abs), "%s/%s", sp->cwd, path);
+	if (n < 0 || (size_t)n >= sizeof(abs))
+		return -ENAMETOOLONG;
+	return open_abs(sp, abs, info, why, whylen);
+}
+
+struct reader {
+	struct service_map *m;
+	struct svc_proc *sp;
+};
+
+/* workerd_config_read_fn: the config and its imports, read whole and noted. */
+static int read_cb(void *ctx, const char *path, bool import_path, char **data, size_t *len,
+		   char *why, size_t whylen)
+{
+	struct reader *r = ctx;
+	struct safe_open_info info;
+	uint64_t take;
+	uint8_t *buf = NULL;
+	int fd, err;
+
+	fd = open_named(r->sp, path, import_path, &info, why, whylen);
+	if (fd < 0)
+		return fd;
 	take = read_budget__take(r->m->budget, (uint64_t)info.st.st_size);
 	if (take < (uint64_t)info.st.st_size) {
 		read_budget__give_back(r->m->budget, take);
@@ -197,7 +343,10 @@ static int read_one(struct reader *r, const char *abs, char **data, size_t *len,
 	}
 	err = fileio__read_fd(fd, SERVICES_FILE_MAX, &buf, len);
 	close(fd);
+	if (!err)
+		err = proc_note_file(r->sp, path, import_path, &info.st);
 	if (err) {
+		free(buf);
 		snprintf(why, whylen, "%s", err == -EFBIG ? "too large" : strerror(-err));
 		return err;
 	}
@@ -205,84 +354,207 @@ static int read_one(struct reader *r, const char *abs, char **data, size_t *len,
 	return 0;
 }
 
-static int read_cb(void *ctx, const char *path, bool import_path, char **data, size_t *len,
-		   char *why, size_t whylen)
+/* ---- a module's content ---------------------------------------------------- */
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
 {
-	struct reader *r = ctx;
-	char abs[PATH_MAX];
-	int err = -ENOENT;
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
 
-	if (import_path) {
-		/* workerd looks absolute names up in each --import-path directory */
-		for (size_t i = 0; i < r->cl->nr_import_path; i++) {
-			const char *d = r->cl->import_path[i];
+/* Stream fd's size bytes through SHA-256 (the read charged to the budget). */
+static int hash_fd(struct service_map *m, int fd, uint64_t size, char hex[SHA256_HEX_LEN])
+{
+	static uint8_t buf[64 * 1024];
+	uint8_t digest[SHA256_DIGEST_LEN];
+	struct sha256_ctx ctx;
+	uint64_t done = 0, take;
+	ssize_t n;
 
-			if (d[0] == '/')
-				err = snprintf(abs, sizeof(abs), "%s%s", d, path);
-			else
-				err = snprintf(abs, sizeof(abs), "%s/%s%s", r->cwd, d, path);
-			if (err < 0 || (size_t)err >= sizeof(abs))
-				return -ENAMETOOLONG;
-			err = read_one(r, abs, data, len, why, whylen);
-			if (err != -ENOENT)
-				return err;
-		}
-		snprintf(why, whylen, "not found in the import path");
-		return -ENOENT;
+	take = read_budget__take(m->budget, size);
+	if (take < size) {
+		read_budget__give_back(m->budget, take);
+		return -EDQUOT;
 	}
-	if (path[0] == '/')
-		err = snprintf(abs, sizeof(abs), "%s", path);
-	else
-		err = snprintf(abs, sizeof(abs), "%s/%s", r->cwd, path);
-	if (err < 0 || (size_t)err >= sizeof(abs))
-		return -ENAMETOOLONG;
-	return read_one(r, abs, data, len, why, whylen);
+	sha256__init(&ctx);
+	while (done < size) {
+		size_t want = size - done < sizeof(buf) ? (size_t)(size - done) : sizeof(buf);
+
+		n = read(fd, buf, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ESTALE;	/* shorter than its fstat: changed while read */
+		sha256__update(&ctx, buf, (size_t)n);
+		done += (uint64_t)n;
+	}
+	sha256__final(&ctx, digest);
+	sha256__hex(digest, hex);
+	m->stats.embeds_hashed++;
+	m->stats.bytes_hashed += size;
+	return 0;
+}
+
+/*
+ * Open md's embedded file and take in its identity: a digest learnt for
+ * another file, or before the file changed, is forgotten.  The fd, or
+ * -errno (md->err).
+ */
+static int module_open(const struct svc_proc *sp, struct svc_module *md)
+{
+	struct safe_open_info info;
+	char why[160];
+	const struct stat *st = &info.st;
+	int fd = open_named(sp, md->mod->embed, md->mod->embed_import_path, &info, why,
+			    sizeof(why));
+
+	md->err = fd < 0 ? fd : 0;
+	if (fd < 0)
+		return fd;
+	if (!md->checked || md->dev != st->st_dev || md->ino != st->st_ino ||
+	    md->size != (uint64_t)st->st_size || !same_time(&md->mtime, &st->st_mtim)) {
+		md->digest_known = false;
+		md->dev = st->st_dev;
+		md->ino = st->st_ino;
+		md->size = (uint64_t)st->st_size;
+		md->mtime = st->st_mtim;
+	}
+	md->checked = true;
+	return fd;
+}
+
+/*
+ * Is module md's content len bytes with this SHA-256?  An embedded file
+ * is opened (once per generation) for its identity and size; it is read
+ * and hashed only when its size is len and its digest is not known for
+ * that identity.  1 yes, 0 no (or unreadable), -ENOMEM.
+ */
+static int module_is(struct service_map *m, struct svc_proc *sp, struct svc_module *md,
+		     uint64_t len, const char *sha256_hex)
+{
+	int fd = -1, err;
+
+	if (!md->mod->embed) {
+		/* a source in the config itself: hashed when the config was read */
+		return md->size == len && !strcmp(md->sha256_hex, sha256_hex);
+	}
+	if (!md->checked || md->gen != m->gen) {
+		fd = module_open(sp, md);
+		md->gen = m->gen;
+	}
+	if (md->err)
+		goto no;
+	if (md->size != len) {
+		m->stats.embeds_not_read++;
+		goto no;
+	}
+	if (!md->digest_known) {
+		if (fd < 0)
+			fd = module_open(sp, md);
+		if (fd < 0 || md->size != len)
+			goto no;
+		err = hash_fd(m, fd, md->size, md->sha256_hex);
+		if (err == -ENOMEM) {
+			close(fd);
+			return err;
+		}
+		md->digest_known = !err;
+		if (err)
+			goto no;
+	}
+	if (fd >= 0)
+		close(fd);
+	return !strcmp(md->sha256_hex, sha256_hex);
+no:
+	if (fd >= 0)
+		close(fd);
+	return 0;
 }
 
 /* ---- one process ---------------------------------------------------------- */
 
-static int compute_versions(struct svc_proc *sp)
+static int cmp_module(const void *a, const void *b)
+{
+	const struct svc_module *x = a, *y = b;
+
+	return strcmp(x->mod->name, y->mod->name);
+}
+
+/* The hash of a list of names, for an entry's modules and an isolate's scripts alike. */
+static uint32_t entry_names_hash(const struct svc_entry *e)
+{
+	uint64_t h = HASH_SEED;
+
+	for (size_t i = 0; i < e->nr_mods; i++)
+		h = hash__field(h, e->mods[i].mod->name);
+	return hash__fold32(h);
+}
+
+static uint32_t script_names_hash(const struct isolate_script *s, size_t n)
+{
+	uint64_t h = HASH_SEED;
+
+	for (size_t i = 0; i < n; i++)
+		h = hash__field(h, s[i].name);
+	return hash__fold32(h);
+}
+
+/*
+ * The worker services' JavaScript user modules, by name, and the entries
+ * indexed by their names: an isolate is compared only with the services
+ * whose module names are its user scripts' names.
+ */
+static int index_entries(struct svc_proc *sp)
 {
 	struct workerd_config *cfg = sp->cfg;
+	size_t nmods = 0, k = 0;
 
+	for (size_t i = 0; i < cfg->nr_services; i++)
+		nmods += cfg->services[i].nr_modules;
 	sp->entries = calloc(cfg->nr_services ? cfg->nr_services : 1, sizeof(*sp->entries));
-	if (!sp->entries)
+	sp->mods = calloc(nmods ? nmods : 1, sizeof(*sp->mods));
+	if (!sp->entries || !sp->mods)
 		return -ENOMEM;
 	for (size_t i = 0; i < cfg->nr_services; i++) {
 		const struct workerd_service *s = &cfg->services[i];
-		const char **names = calloc(s->nr_modules + 1, sizeof(*names));
-		const char **srcs = calloc(s->nr_modules + 1, sizeof(*srcs));
-		size_t *lens = calloc(s->nr_modules + 1, sizeof(*lens)), n = 0;
-		int err = 0;
+		struct svc_entry *e = &sp->entries[sp->nr_entries];
+		size_t slot;
 
-		if (!names || !srcs || !lens)
-			err = -ENOMEM;
-		for (size_t j = 0; !err && j < s->nr_modules; j++) {
+		e->svc = s;
+		e->mods = &sp->mods[k];
+		for (size_t j = 0; j < s->nr_modules; j++) {
 			const struct workerd_module *mod = &s->modules[j];
+			struct svc_module *md = &e->mods[e->nr_mods];
 
 			if (mod->kind == WORKERD_MODULE_OTHER || !isolate__is_user_script(mod->name))
 				continue;
-			names[n] = mod->name;
-			srcs[n] = mod->source;
-			lens[n++] = mod->len;
+			md->mod = mod;
+			if (!mod->embed) {
+				uint8_t d[SHA256_DIGEST_LEN];
+
+				sha256__digest(mod->source, mod->len, d);
+				sha256__hex(d, md->sha256_hex);
+				md->size = mod->len;
+				md->digest_known = true;
+			}
+			e->nr_mods++;
 		}
-		sp->entries[i].svc = s;
-		if (!err && n)
-			err = isolate__version_id(names, srcs, lens, n, sp->entries[i].version_full);
-		free(names);
-		free(srcs);
-		free(lens);
-		if (err == -ENOMEM)
-			return err;
-		sp->nr_entries = i + 1;
-	}
-	/* only the ids are needed from here on: a big host's config embeds tens of MB */
-	for (size_t i = 0; i < cfg->nr_services; i++) {
-		for (size_t j = 0; j < cfg->services[i].nr_modules; j++) {
-			free(cfg->services[i].modules[j].source);
-			cfg->services[i].modules[j].source = NULL;
-			cfg->services[i].modules[j].len = 0;
-		}
+		if (!e->nr_mods)
+			continue;
+		k += e->nr_mods;
+		qsort(e->mods, e->nr_mods, sizeof(*e->mods), cmp_module);
+		for (size_t j = 1; j < e->nr_mods; j++)
+			e->dup_names |= !strcmp(e->mods[j - 1].mod->name, e->mods[j].mod->name);
+		e->names_hash = entry_names_hash(e);
+		if (index_table__reserve(&sp->by_names))
+			return -ENOMEM;
+		/* entries may share their names (bundlers: index.js): each its own slot */
+		for (slot = index_table__first(&sp->by_names, e->names_hash);
+		     sp->by_names.idx1[slot]; slot = index_table__next(&sp->by_names, slot))
+			;
+		index_table__set(&sp->by_names, slot, e->names_hash, (uint32_t)sp->nr_entries);
+		sp->nr_entries++;
 	}
 	return 0;
 }
@@ -296,81 +568,178 @@ static int set_why(struct svc_proc *sp, const char *fmt, const char *what)
 	return sp->why ? 0 : -ENOMEM;
 }
 
-static int load(struct service_map *m, struct svc_proc *sp, const struct discover_proc *p)
+/* The process's command line (NUL-separated words) and working directory; else why. */
+static int read_identity(const struct discover_proc *p, char *cmdline, size_t *cmdline_len,
+			 char *cwd, const char **why)
 {
-	char path[64], buf[CMDLINE_MAX], err[512];
-	const char *argv[MAX_ARGS], *why;
-	struct services_cmdline cl;
-	struct reader r = { .m = m, .p = p, .cl = &cl };
-	size_t argc = 0;
+	char path[64];
 	ssize_t n, len;
-	int ret;
 
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)p->pid);
-	len = procfs__read(path, buf, sizeof(buf));
-	if (len <= 0)
-		return set_why(sp, SERVICES_UNKNOWN ": %s", "its command line cannot be read");
-	for (ssize_t i = 0; i < len && argc < MAX_ARGS; i += (ssize_t)strlen(buf + i) + 1)
-		argv[argc++] = buf + i;
-	ret = services__parse_cmdline(argv, argc, &cl, &why);
+	len = procfs__read(path, cmdline, CMDLINE_MAX);
+	if (len <= 0) {
+		*why = "its command line cannot be read";
+		return -ENOENT;
+	}
+	*cmdline_len = (size_t)len;
+	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)p->pid);
+	n = readlink(path, cwd, PATH_MAX - 1);
+	if (n <= 0 || cwd[0] != '/') {
+		*why = "its working directory cannot be read";
+		return -ENOENT;
+	}
+	cwd[n] = '\0';
+	if (ends_with(cwd, " (deleted)")) {
+		*why = "its working directory was removed";
+		return -ENOENT;
+	}
+	return 0;
+}
+
+static int load(struct service_map *m, struct svc_proc *sp, const struct discover_proc *p)
+{
+	static char buf[CMDLINE_MAX];
+	char err[512];
+	const char *argv[MAX_ARGS], *why;
+	struct reader r = { .m = m, .sp = sp };
+	size_t argc = 0, len;
+	int ret;
+
+	sp->uid = p->uid_known ? p->uid : (uid_t)-1;
+	snprintf(sp->root, sizeof(sp->root), "/proc/%d/root", (int)p->pid);
+	if (read_identity(p, buf, &len, sp->cwd, &why))
+		return set_why(sp, SERVICES_UNKNOWN ": %s", why);
+	/* kept, with a NUL after the last word (a process may rewrite its argv) */
+	sp->cmdline = malloc(len + 1);
+	if (!sp->cmdline)
+		return -ENOMEM;
+	memcpy(sp->cmdline, buf, len);
+	sp->cmdline[len] = '\0';
+	sp->cmdline_len = len;
+	for (size_t i = 0; i < len && argc < MAX_ARGS; i += strlen(sp->cmdline + i) + 1)
+		argv[argc++] = sp->cmdline + i;
+	ret = services__parse_cmdline(argv, argc, &sp->cl, &why);
 	if (ret)
 		return set_why(sp, SERVICES_UNKNOWN ": %s", why);
-	snprintf(path, sizeof(path), "/proc/%d/cwd", (int)p->pid);
-	n = readlink(path, r.cwd, sizeof(r.cwd) - 1);
-	if (n <= 0 || r.cwd[0] != '/')
-		return set_why(sp, SERVICES_UNKNOWN ": %s", "its working directory cannot be read");
-	r.cwd[n] = '\0';
-	if (ends_with(r.cwd, " (deleted)"))
-		return set_why(sp, SERVICES_UNKNOWN ": %s", "its working directory was removed");
-	snprintf(r.root, sizeof(r.root), "/proc/%d/root", (int)p->pid);
-	ret = workerd_config__parse(cl.config, cl.const_name, read_cb, &r, &sp->cfg, err,
+	m->stats.loads++;
+	ret = workerd_config__parse(sp->cl.config, sp->cl.const_name, read_cb, &r, &sp->cfg, err,
 				    sizeof(err));
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret)
 		return set_why(sp, SERVICES_UNKNOWN ": config %s", err);
-	return compute_versions(sp);
+	return index_entries(sp);
+}
+
+/*
+ * Is sp still what p runs: the same command line and working directory,
+ * and every config file it read the same file, unchanged?
+ */
+static bool proc_unchanged(const struct svc_proc *sp, const struct discover_proc *p)
+{
+	static char buf[CMDLINE_MAX];
+	char cwd[PATH_MAX], why[160];
+	const char *w;
+	size_t len;
+
+	if (read_identity(p, buf, &len, cwd, &w))
+		return !sp->cmdline && sp->why;	/* still unknown, for the same reason */
+	if (!sp->cmdline || len != sp->cmdline_len || memcmp(buf, sp->cmdline, len) ||
+	    strcmp(cwd, sp->cwd))
+		return false;
+	if (!sp->cfg && sp->nr_files == 0)
+		return false;	/* failed before any file was read: try again */
+	for (size_t i = 0; i < sp->nr_files; i++) {
+		const struct svc_file *f = &sp->files[i];
+		struct safe_open_info info;
+		int fd = open_named(sp, f->path, f->import_path, &info, why, sizeof(why));
+
+		if (fd < 0)
+			return false;
+		close(fd);
+		if (info.st.st_dev != f->dev || info.st.st_ino != f->ino ||
+		    info.st.st_size != f->size || !same_time(&info.st.st_mtim, &f->mtime))
+			return false;
+	}
+	return true;
+}
+
+static struct svc_proc *find_proc_at(const struct service_map *m, pid_t pid, size_t *at)
+{
+	for (size_t i = 0; m && i < m->nr; i++) {
+		if (m->procs[i]->pid == pid) {
+			if (at)
+				*at = i;
+			return m->procs[i];
+		}
+	}
+	return NULL;
+}
+
+static const struct svc_proc *find_proc(const struct service_map *m, pid_t pid)
+{
+	return find_proc_at(m, pid, NULL);
+}
+
+void service_map__begin(struct service_map *m)
+{
+	m->gen++;
+	memset(&m->stats, 0, sizeof(m->stats));
+}
+
+void service_map__end(struct service_map *m)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->nr; i++) {
+		if (m->procs[i]->seen == m->gen)
+			m->procs[k++] = m->procs[i];
+		else
+			proc_free(m->procs[i]);
+	}
+	m->nr = k;
+}
+
+void service_map__stats(const struct service_map *m, struct service_map_stats *st)
+{
+	*st = m->stats;
 }
 
 int service_map__add_process(struct service_map *m, const struct discover_proc *p)
 {
 	struct svc_proc *sp;
+	size_t at;
 	int err;
 
 	if (p->runtime != DISCOVER_WORKERD)
 		return 0;
-	for (size_t i = 0; i < m->nr; i++)
-		if (m->procs[i].pid == p->pid)
-			return 0;
-	if (m->nr == m->cap) {
-		size_t cap = m->cap ? m->cap * 2 : 8;
-		struct svc_proc *np = realloc(m->procs, cap * sizeof(*np));
-
-		if (!np)
-			return -ENOMEM;
-		m->procs = np;
-		m->cap = cap;
+	sp = find_proc_at(m, p->pid, &at);
+	if (sp && sp->seen == m->gen)
+		return 0;
+	if (sp && proc_unchanged(sp, p)) {
+		sp->seen = m->gen;
+		m->stats.kept++;
+		return 0;
 	}
-	sp = &m->procs[m->nr++];
-	memset(sp, 0, sizeof(*sp));
+	if (sp) {
+		/* another process under that pid, or its config changed */
+		proc_free(sp);
+		m->procs[at] = m->procs[--m->nr];
+	}
+	if (array_grow(&m->procs, &m->cap, m->nr + 1))
+		return -ENOMEM;
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return -ENOMEM;
 	sp->pid = p->pid;
+	sp->seen = m->gen;
 	err = load(m, sp, p);
 	if (err == -ENOMEM && !sp->why) {
-		workerd_config__free(sp->cfg);
-		sp->cfg = NULL;
-		free(sp->entries);
-		sp->entries = NULL;
-		m->nr--;
+		proc_free(sp);
+		return err;
 	}
+	m->procs[m->nr++] = sp;
 	return err;
-}
-
-static const struct svc_proc *find_proc(const struct service_map *m, pid_t pid)
-{
-	for (size_t i = 0; i < m->nr; i++)
-		if (m->procs[i].pid == pid)
-			return &m->procs[i];
-	return NULL;
 }
 
 const char *service_map__why_unknown(const struct service_map *m, pid_t pid)
@@ -382,34 +751,156 @@ const char *service_map__why_unknown(const struct service_map *m, pid_t pid)
 
 const struct workerd_config *service_map__config(const struct service_map *m, pid_t pid)
 {
-	const struct svc_proc *sp = m ? find_proc(m, pid) : NULL;
+	const struct svc_proc *sp = find_proc(m, pid);
 
 	return sp ? sp->cfg : NULL;
 }
 
-const struct workerd_service *service_map__lookup(const struct service_map *m, pid_t pid,
-						  const char *version_full)
-{
-	const struct svc_proc *sp = m ? find_proc(m, pid) : NULL;
-	const struct workerd_service *hit = NULL;
+/* ---- matching ------------------------------------------------------------- */
 
-	if (!sp || !sp->cfg || !version_full || !version_full[0])
-		return NULL;
-	for (size_t j = 0; j < sp->nr_entries; j++) {
-		if (strcmp(sp->entries[j].version_full, version_full))
-			continue;
-		/* two services running the same code cannot be told apart */
-		if (hit)
-			return NULL;
-		hit = sp->entries[j].svc;
-	}
-	return hit;
+static int cmp_script(const void *a, const void *b)
+{
+	const struct isolate_script *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	if (c)
+		return c;
+	c = strcmp(x->sha256_hex, y->sha256_hex);
+	if (c)
+		return c;
+	return x->source_len < y->source_len ? -1 : x->source_len > y->source_len;
 }
 
-const struct workerd_service *service_map__service_of(const struct service_map *m,
-						      const struct isolate_info *info)
+static uint32_t memo_hash(uint64_t isolate, const char *version_full)
 {
-	return info ? service_map__lookup(m, info->pid, info->version_full) : NULL;
+	return hash__fold32(hash__str(hash__word(HASH_SEED, isolate), version_full));
+}
+
+struct memo_key {
+	uint64_t isolate;
+	const char *version_full;
+};
+
+static bool memo_is(const void *ctx, uint32_t i, const void *key)
+{
+	const struct svc_proc *sp = ctx;
+	const struct memo_key *k = key;
+
+	return sp->memo[i].isolate == k->isolate && !strcmp(sp->memo[i].version_full,
+							      k->version_full);
+}
+
+static int memo_put(struct svc_proc *sp, uint64_t isolate, const char *version_full, long entry)
+{
+	struct memo_key k = { isolate, version_full };
+	uint32_t h = memo_hash(isolate, version_full);
+	size_t slot;
+	long i;
+
+	if (index_table__reserve(&sp->memo_index) ||
+	    array_grow(&sp->memo, &sp->cap_memo, sp->nr_memo + 1))
+		return -ENOMEM;
+	i = index_table__lookup(&sp->memo_index, h, memo_is, sp, &k, &slot);
+	if (i >= 0) {
+		sp->memo[i].entry = entry;
+		return 0;
+	}
+	sp->memo[sp->nr_memo].isolate = isolate;
+	snprintf(sp->memo[sp->nr_memo].version_full, SHA256_HEX_LEN, "%s", version_full);
+	sp->memo[sp->nr_memo].entry = entry;
+	index_table__set(&sp->memo_index, slot, h, (uint32_t)sp->nr_memo);
+	sp->nr_memo++;
+	return 0;
+}
+
+/* Entry e's modules are the distinct scripts s[0..n) (sorted, unique): 1, 0, -ENOMEM. */
+static int entry_is(struct service_map *m, struct svc_proc *sp, struct svc_entry *e,
+		    const struct isolate_script *s, size_t n)
+{
+	if (e->dup_names || e->nr_mods != n)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(e->mods[i].mod->name, s[i].name))
+			return 0;
+	for (size_t i = 0; i < n; i++) {
+		int r = module_is(m, sp, &e->mods[i], s[i].source_len, s[i].sha256_hex);
+
+		if (r <= 0)
+			return r;
+	}
+	return 1;
+}
+
+int service_map__match(struct service_map *m, pid_t pid, uint64_t isolate,
+		       const char *version_full, const struct isolate_script *scripts, size_t n,
+		       const struct workerd_service **out)
+{
+	struct svc_proc *sp = find_proc_at(m, pid, NULL);
+	struct memo_key k = { isolate, version_full };
+	struct isolate_script *s;
+	size_t u = 0, slot;
+	long hit = -1, i;
+	int err = 0;
+
+	*out = NULL;
+	if (!sp || !sp->cfg || !version_full || !version_full[0] || !n)
+		return 0;
+	i = index_table__lookup(&sp->memo_index, memo_hash(isolate, version_full), memo_is, sp, &k,
+				NULL);
+	if (i >= 0) {
+		m->stats.memo_hits++;
+		*out = sp->memo[i].entry >= 0 ? sp->entries[sp->memo[i].entry].svc : NULL;
+		return 0;
+	}
+	/* the distinct (name, content) pairs, as the version id counts them */
+	s = malloc(n * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	memcpy(s, scripts, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_script);
+	for (size_t j = 0; j < n; j++)
+		if (!u || cmp_script(&s[u - 1], &s[j]))
+			s[u++] = s[j];
+	/* a name with two sources is no service's: its module names are unique */
+	for (size_t j = 1; j < u; j++) {
+		if (!strcmp(s[j - 1].name, s[j].name)) {
+			free(s);
+			return memo_put(sp, isolate, version_full, -1);
+		}
+	}
+	{
+		uint32_t h = script_names_hash(s, u);
+
+		slot = index_table__first(&sp->by_names, h);
+		for (; sp->by_names.mask && sp->by_names.idx1[slot];
+		     slot = index_table__next(&sp->by_names, slot)) {
+			long e = (long)sp->by_names.idx1[slot] - 1;
+			int r;
+
+			if (sp->by_names.hash[slot] != h)
+				continue;
+			r = entry_is(m, sp, &sp->entries[e], s, u);
+			if (r < 0) {
+				err = r;
+				break;
+			}
+			if (!r)
+				continue;
+			/* two services running the same code cannot be told apart */
+			if (hit >= 0) {
+				hit = -1;
+				break;
+			}
+			hit = e;
+		}
+	}
+	free(s);
+	if (err)
+		return err;
+	err = memo_put(sp, isolate, version_full, hit);
+	if (!err && hit >= 0)
+		*out = sp->entries[hit].svc;
+	return err;
 }
 
 int service_map__name_isolates(struct service_map *m, struct isolate_registry *reg)
@@ -429,14 +920,26 @@ int service_map__name_isolates(struct service_map *m, struct isolate_registry *r
 	hits = calloc(nr ? nr : 1, sizeof(*hits));
 	if (!hits)
 		return -ENOMEM;
-	for (size_t i = 0; i < nr; i++) {
-		const struct workerd_service *s = service_map__service_of(m, all[i]);
+	for (size_t i = 0; !err && i < nr; i++) {
+		const struct workerd_service *svc = NULL;
+		struct isolate_script *scripts;
+		size_t n;
 
-		if (!s)
+		if (!find_proc(m, all[i]->pid) || !all[i]->version_full[0])
 			continue;
-		hits[nhits].pid = all[i]->pid;
-		hits[nhits].isolate = all[i]->isolate;
-		hits[nhits++].name = s->name;
+		err = isolate_registry__user_scripts(reg, all[i]->pid, all[i]->isolate, &scripts,
+						     &n);
+		if (err == -ENOENT)
+			err = 0;
+		if (!err)
+			err = service_map__match(m, all[i]->pid, all[i]->isolate,
+						 all[i]->version_full, scripts, n, &svc);
+		free(scripts);
+		if (svc) {
+			hits[nhits].pid = all[i]->pid;
+			hits[nhits].isolate = all[i]->isolate;
+			hits[nhits++].name = svc->name;
+		}
 	}
 	/* set after the walk: the list is the registry's own */
 	for (size_t i = 0; !err && i < nhits; i++)
@@ -444,6 +947,19 @@ int service_map__name_isolates(struct service_map *m, struct isolate_registry *r
 							 hits[i].name);
 	free(hits);
 	return err ? err : (int)nhits;
+}
+
+const struct workerd_service *service_map__service_of(const struct service_map *m,
+						      const struct isolate_info *info)
+{
+	const struct workerd_config *cfg = info ? service_map__config(m, info->pid) : NULL;
+
+	if (!cfg || !info->service_name)
+		return NULL;
+	for (size_t i = 0; i < cfg->nr_services; i++)
+		if (!strcmp(cfg->services[i].name, info->service_name))
+			return &cfg->services[i];
+	return NULL;
 }
 
 static bool ns_matches(const struct workerd_service *s, const struct workerd_do_namespace *ns,
@@ -465,7 +981,7 @@ size_t service_map__find_namespace(const struct service_map *m, const char *want
 	size_t n = 0;
 
 	for (size_t i = 0; m && i < m->nr; i++) {
-		const struct workerd_config *cfg = m->procs[i].cfg;
+		const struct workerd_config *cfg = m->procs[i]->cfg;
 
 		for (size_t j = 0; cfg && j < cfg->nr_services; j++) {
 			const struct workerd_service *s = &cfg->services[j];
@@ -474,7 +990,7 @@ size_t service_map__find_namespace(const struct service_map *m, const char *want
 				if (!ns_matches(s, &s->namespaces[k], want))
 					continue;
 				if (n < max) {
-					out[n].pid = m->procs[i].pid;
+					out[n].pid = m->procs[i]->pid;
 					out[n].service = s;
 					out[n].ns = &s->namespaces[k];
 				}
@@ -493,7 +1009,7 @@ void service_map__list_namespaces(const struct service_map *m, char *buf, size_t
 		return;
 	buf[0] = '\0';
 	for (size_t i = 0; m && i < m->nr; i++) {
-		const struct workerd_config *cfg = m->procs[i].cfg;
+		const struct workerd_config *cfg = m->procs[i]->cfg;
 
 		for (size_t j = 0; cfg && j < cfg->nr_services; j++) {
 			const struct workerd_service *s = &cfg->services[j];

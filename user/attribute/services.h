@@ -15,12 +15,25 @@
  * binaries (no config on the command line) leave the names unknown, with
  * the reason; nothing is guessed.
  *
- * A service is matched to an isolate by content: the version id of its
- * worker's JavaScript modules that are user scripts (isolate__version_id()
- * over their names and sources) equals the isolate's version id from its
- * code log.  An isolate whose code two services share stays unnamed.
- * The modules' sources are dropped once hashed: the configs a map hands
- * out (service_map__config()) have names and namespaces, no sources.
+ * A service is matched to an isolate by content (service_map__match()):
+ * its worker's JavaScript modules that are user scripts are, as (name,
+ * SHA-256 of the source) pairs, exactly the isolate's distinct user
+ * scripts from its code log, which is what makes their version ids equal
+ * (isolates.h).  Only the services whose module names are the isolate's
+ * script names are compared; an embedded file is opened for its size, and
+ * read and hashed (streamed, never kept) only when its size is that of the
+ * script's source.  An isolate whose code two services share stays
+ * unnamed.  The parsed config never holds an embedded file's bytes.
+ *
+ * Kept between listings (isoprof serve's lister: service_map__begin(),
+ * add every process, match, service_map__end()): a process's config is
+ * parsed again only when its command line, working directory or one of
+ * the config files read (device, inode, size, mtime) changed; an embedded
+ * file's digest is kept with its device, inode, size and mtime, checked
+ * again at most once per listing when a match needs it; an isolate
+ * matched before with the same version id is not compared again while its
+ * process's config is kept.  A process not added during a listing is
+ * forgotten at its end.
  *
  * Ownership: a service_map owns every config and string it hands out until
  * service_map__free().  Not thread-safe.  Actions return 0 or a negative
@@ -31,6 +44,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "lib/safe_open.h"
@@ -57,6 +71,24 @@ void service_map__free(struct service_map *m);
 /* Charge the config files' reads to budget (not owned; NULL: none). */
 void service_map__set_budget(struct service_map *m, struct read_budget *budget);
 
+/* What the map did since service_map__begin() (or since it was made). */
+struct service_map_stats {
+	size_t loads;		/* configs parsed */
+	size_t kept;		/* configs kept from the listing before, unchanged */
+	size_t embeds_hashed;	/* embedded files read and hashed */
+	uint64_t bytes_hashed;
+	size_t embeds_not_read;	/* compared by size alone: not the script's */
+	size_t memo_hits;	/* isolates matched before, not compared again */
+};
+
+/* A listing starts: processes added from here on are kept at its end; stats count from here. */
+void service_map__begin(struct service_map *m);
+
+/* The listing is over: forget the processes it did not add. */
+void service_map__end(struct service_map *m);
+
+void service_map__stats(const struct service_map *m, struct service_map_stats *st);
+
 /*
  * Learn the services of process p (a workerd; other runtimes are left
  * alone), once per pid.  0, -ENOMEM; a config that cannot be read or
@@ -75,20 +107,24 @@ const char *service_map__why_unknown(const struct service_map *m, pid_t pid);
 const struct workerd_config *service_map__config(const struct service_map *m, pid_t pid);
 
 /*
- * Set the service name of every isolate in reg whose version id a service
- * of its process has (isolate_registry__set_service_name()).  Returns how
- * many isolates are named, or -ENOMEM.
+ * The one service of process pid that the isolate (its address and
+ * version id, 64 hex) runs, from the isolate's user scripts (its code
+ * log's, repeats allowed): *out, or NULL (none, several running the same
+ * code, a process whose config is unknown).  0 or -ENOMEM.
+ */
+int service_map__match(struct service_map *m, pid_t pid, uint64_t isolate,
+		       const char *version_full, const struct isolate_script *scripts, size_t n,
+		       const struct workerd_service **out);
+
+/*
+ * Set the service name of every isolate in reg (with a code log) that a
+ * service of its process runs (service_map__match(), the scripts from
+ * isolate_registry__user_scripts()).  Returns how many isolates are
+ * named, or -ENOMEM.
  */
 int service_map__name_isolates(struct service_map *m, struct isolate_registry *reg);
 
-/*
- * The one service of process pid whose modules have this version id (64
- * hex), or NULL (none, or several running the same code).
- */
-const struct workerd_service *service_map__lookup(const struct service_map *m, pid_t pid,
-						  const char *version_full);
-
-/* The service an isolate matches (service_map__lookup()), or NULL. */
+/* The service whose name the isolate has (service_map__name_isolates()), or NULL. */
 const struct workerd_service *service_map__service_of(const struct service_map *m,
 						      const struct isolate_info *info);
 

@@ -191,6 +191,7 @@ static int sample_activity(const struct discover_list *list, long ms, struct act
 
 /* ---- services, from workerd's config (services.h) ------------------------- */
 
+/* The processes' configs, kept between listings like the code logs' state. */
 static struct service_map *services;
 
 /* The name a listing shows: the service's when known (services.h), else the isolate's. */
@@ -201,6 +202,9 @@ static const char *shown_name(const struct listing_log *info,
 }
 
 /* ---- scripts, from the code logs ------------------------------------------ */
+
+struct log_view;
+static int name_service(const struct discover_proc *p, size_t i, struct log_view *v);
 
 /*
  * One code log, as the listing cache has it (listing_cache.h: its scripts
@@ -244,9 +248,42 @@ static int read_log(struct listing_cache *cache, const struct discover_proc *p, 
 		v->err = err;
 		return err == -ENOMEM ? err : 0;
 	}
-	if (v->log->known)
-		v->service = service_map__lookup(services, p->pid, v->log->version_full);
+	if (v->log->known && v->log->version_full[0])
+		return name_service(p, i, v);
 	return 0;
+}
+
+/*
+ * The workerd service that p's i-th isolate runs (services.h: its user
+ * scripts' names and SHA-256, as the scan has them, against the config's
+ * modules).  -ENOMEM only.
+ */
+static int name_service(const struct discover_proc *p, size_t i, struct log_view *v)
+{
+	struct v8log_scan *scan = v->log->scan;
+	size_t n = scan ? v8log_scan__count(scan) : 0, k = 0;
+	struct isolate_script *s;
+	int err;
+
+	if (!n || !service_map__config(services, p->pid))
+		return 0;
+	s = calloc(n, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	for (size_t j = 0; j < n; j++) {
+		const struct v8log_scan_script *sc = v8log_scan__at(scan, j);
+
+		if (!sc || !isolate__is_user_script(sc->name))
+			continue;
+		s[k].name = sc->name;
+		s[k].source_len = sc->has_source ? sc->source_len : 0;
+		s[k].sha256_hex = sc->has_source ? sc->sha256_hex : "";
+		k++;
+	}
+	err = service_map__match(services, p->pid, p->logs[i].isolate, v->log->version_full, s, k,
+				 &v->service);
+	free(s);
+	return err;
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -637,11 +674,11 @@ static int list_once(FILE *out, const struct targets_env *env, struct listing_ca
 			activity = &seen;
 	}
 	/* workerd's configs: service names and Durable Object namespaces */
-	services = service_map__new();
-	for (i = 0; services && i < list->nr && !err; i++)
+	service_map__begin(services);
+	for (i = 0; i < list->nr && !err; i++)
 		err = service_map__add_process(services, &list->procs[i]);
 	listing_cache__begin(cache);
-	if (!services || err)
+	if (err)
 		err = -ENOMEM;
 	else if (env->json)
 		err = print_json(out, list, cache);
@@ -651,8 +688,7 @@ static int list_once(FILE *out, const struct targets_env *env, struct listing_ca
 		fprintf(out, "No V8 runtime found (%zu other processes looked at).\n",
 			list->scanned);
 	listing_cache__end(cache);
-	service_map__free(services);
-	services = NULL;
+	service_map__end(services);
 
 	/* Exited ones (zombies included) are not worth a line; unreadable ones are. */
 	if (!env->json && !env->npids && list->skipped_denied)
@@ -734,18 +770,23 @@ int cmd_targets(int argc, char **argv)
 		fprintf(stderr, "isoprof: targets: cannot drop privileges: %s\n", strerror(-err));
 		return 1;
 	}
+	/* kept between listings, with the service map (--requests) */
 	cache = listing_cache__new();
-	if (!cache) {
+	services = service_map__new();
+	if (!cache || !services) {
 		fprintf(stderr, "isoprof: targets: %s\n", strerror(errno));
+		listing_cache__free(cache);
+		service_map__free(services);
 		return 1;
 	}
-	if (env.requests) {
+	if (env.requests)
 		ret = serve_requests(&env, cache);
-		listing_cache__free(cache);
-		return ret;
-	}
-	ret = list_once(stdout, &env, cache);
+	else
+		ret = list_once(stdout, &env, cache);
 	listing_cache__free(cache);
+	service_map__free(services);
+	if (env.requests)
+		return ret;
 	if (fflush(stdout) == EOF) {
 		fprintf(stderr, "isoprof: targets: writing output: %s\n", strerror(errno));
 		ret = 1;
