@@ -230,8 +230,11 @@ static int lex_string(struct lexer *lx, struct tok *t)
 	size_t n = 0;
 	char *out;
 
-	/* the decoded text is never longer than the literal */
-	out = arena_alloc(lx->wc, (size_t)(lx->end - lx->p) + 1);
+	/* the literal's extent (to its quote, a newline or the end): the decoded text is never longer */
+	while (q < lx->end && *q != '"' && *q != '\n')
+		q += *q == '\\' && q + 1 < lx->end ? 2 : 1;
+	out = arena_alloc(lx->wc, (size_t)(q - lx->p) + 1);
+	q = lx->p + 1;
 	if (!out)
 		return fail_oom(lx->wc);
 	for (;;) {
@@ -296,9 +299,10 @@ static int lex_string(struct lexer *lx, struct tok *t)
 /* 0x"hex bytes": the bytes, decoded. */
 static int lex_data(struct lexer *lx, struct tok *t)
 {
-	const char *q = lx->p + 3;
+	const char *q = lx->p + 3, *close = memchr(q, '"', (size_t)(lx->end - q));
 	size_t n = 0;
-	char *out = arena_alloc(lx->wc, (size_t)(lx->end - lx->p) / 2 + 1);
+	/* at most a byte per two digits up to the closing quote (or the end) */
+	char *out = arena_alloc(lx->wc, (size_t)((close ? close : lx->end) - q) / 2 + 1);
 	int hi = -1;
 
 	if (!out)
