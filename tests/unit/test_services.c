@@ -211,6 +211,18 @@ static void test_match_by_content(void **state)
 	assert_string_equal(match(m, 0x5000, "inl.js", src_inline)->name, "inline");
 	assert_null(match(m, 0x6000, "index.js", "export default { z: 9 };\n"));
 	assert_null(match(m, 0x7000, "f.js", src_twin));
+	{
+		const char *const *notes;
+		size_t nn = service_map__notes(m, child, &notes);
+
+		assert_int_equal(nn, 1);
+		assert_non_null(strstr(notes[0], "service fifo: embedded file fifo.js: "));
+		assert_non_null(strstr(notes[0], "FIFO"));
+		/* not remembered: asked again, the file is tried again */
+		assert_null(match(m, 0x7000, "f.js", src_twin));
+		service_map__stats(m, &st);
+		assert_int_equal(st.memo_hits, 1);
+	}
 	/* an isolate with one more user script is not alpha */
 	hex_of(src_alpha, two[0]);
 	hex_of("x", two[1]);

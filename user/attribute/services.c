@@ -4,6 +4,7 @@
  * isolates; see services.h.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -88,6 +89,8 @@ struct svc_proc {
 	struct svc_memo *memo;
 	size_t nr_memo, cap_memo;
 	struct index_table memo_index;
+	char **notes;			/* this listing's: embedded files not read, why */
+	size_t nr_notes, cap_notes;
 };
 
 struct service_map {
@@ -107,6 +110,32 @@ struct service_map *service_map__new(void)
 	return m;
 }
 
+static void proc_clear_notes(struct svc_proc *sp)
+{
+	for (size_t i = 0; i < sp->nr_notes; i++)
+		free(sp->notes[i]);
+	sp->nr_notes = 0;
+}
+
+/* Best effort, once per text: a note lost to ENOMEM loses only itself. */
+static void proc_note(struct svc_proc *sp, const char *fmt, ...)
+{
+	char buf[PATH_MAX + 256], *note;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (size_t i = 0; i < sp->nr_notes; i++)
+		if (!strcmp(sp->notes[i], buf))
+			return;
+	if (array_grow(&sp->notes, &sp->cap_notes, sp->nr_notes + 1))
+		return;
+	note = strdup(buf);
+	if (note)
+		sp->notes[sp->nr_notes++] = note;
+}
+
 static void proc_free(struct svc_proc *sp)
 {
 	if (!sp)
@@ -122,6 +151,8 @@ static void proc_free(struct svc_proc *sp)
 		free(sp->files[i].path);
 	free(sp->files);
 	free(sp->cmdline);
+	proc_clear_notes(sp);
+	free(sp->notes);
 	free(sp);
 }
 
@@ -401,7 +432,7 @@ static int hash_fd(struct service_map *m, int fd, uint64_t size, char hex[SHA256
  * another file, or before the file changed, is forgotten.  The fd, or
  * -errno (md->err).
  */
-static int module_open(const struct svc_proc *sp, struct svc_module *md)
+static int module_open(struct svc_proc *sp, const struct svc_entry *e, struct svc_module *md)
 {
 	struct safe_open_info info;
 	char why[160];
@@ -410,8 +441,11 @@ static int module_open(const struct svc_proc *sp, struct svc_module *md)
 			    sizeof(why));
 
 	md->err = fd < 0 ? fd : 0;
-	if (fd < 0)
+	if (fd < 0) {
+		proc_note(sp, "service %s: embedded file %s: %s (not matched by content)",
+			  e->svc->name, md->mod->embed, why);
 		return fd;
+	}
 	if (!md->checked || md->dev != st->st_dev || md->ino != st->st_ino ||
 	    md->size != (uint64_t)st->st_size || !same_time(&md->mtime, &st->st_mtim)) {
 		md->digest_known = false;
@@ -430,8 +464,8 @@ static int module_open(const struct svc_proc *sp, struct svc_module *md)
  * and hashed only when its size is len and its digest is not known for
  * that identity.  1 yes, 0 no (or unreadable), -ENOMEM.
  */
-static int module_is(struct service_map *m, struct svc_proc *sp, struct svc_module *md,
-		     uint64_t len, const char *sha256_hex)
+static int module_is(struct service_map *m, struct svc_proc *sp, const struct svc_entry *e,
+		     struct svc_module *md, uint64_t len, const char *sha256_hex)
 {
 	int fd = -1, err;
 
@@ -440,7 +474,7 @@ static int module_is(struct service_map *m, struct svc_proc *sp, struct svc_modu
 		return md->size == len && !strcmp(md->sha256_hex, sha256_hex);
 	}
 	if (!md->checked || md->gen != m->gen) {
-		fd = module_open(sp, md);
+		fd = module_open(sp, e, md);
 		md->gen = m->gen;
 	}
 	if (md->err)
@@ -451,7 +485,7 @@ static int module_is(struct service_map *m, struct svc_proc *sp, struct svc_modu
 	}
 	if (!md->digest_known) {
 		if (fd < 0)
-			fd = module_open(sp, md);
+			fd = module_open(sp, e, md);
 		if (fd < 0 || md->size != len)
 			goto no;
 		err = hash_fd(m, fd, md->size, md->sha256_hex);
@@ -683,6 +717,8 @@ static const struct svc_proc *find_proc(const struct service_map *m, pid_t pid)
 
 void service_map__begin(struct service_map *m)
 {
+	for (size_t i = 0; i < m->nr; i++)
+		proc_clear_notes(m->procs[i]);
 	m->gen++;
 	memset(&m->stats, 0, sizeof(m->stats));
 }
@@ -747,6 +783,14 @@ const char *service_map__why_unknown(const struct service_map *m, pid_t pid)
 	const struct svc_proc *sp = find_proc(m, pid);
 
 	return sp ? sp->why : NULL;
+}
+
+size_t service_map__notes(const struct service_map *m, pid_t pid, const char *const **notes)
+{
+	const struct svc_proc *sp = find_proc(m, pid);
+
+	*notes = sp ? (const char *const *)sp->notes : NULL;
+	return sp ? sp->nr_notes : 0;
 }
 
 const struct workerd_config *service_map__config(const struct service_map *m, pid_t pid)
@@ -815,7 +859,7 @@ static int memo_put(struct svc_proc *sp, uint64_t isolate, const char *version_f
 
 /* Entry e's modules are the distinct scripts s[0..n) (sorted, unique): 1, 0, -ENOMEM. */
 static int entry_is(struct service_map *m, struct svc_proc *sp, struct svc_entry *e,
-		    const struct isolate_script *s, size_t n)
+		    const struct isolate_script *s, size_t n, bool *unsure)
 {
 	if (e->dup_names || e->nr_mods != n)
 		return 0;
@@ -823,8 +867,12 @@ static int entry_is(struct service_map *m, struct svc_proc *sp, struct svc_entry
 		if (strcmp(e->mods[i].mod->name, s[i].name))
 			return 0;
 	for (size_t i = 0; i < n; i++) {
-		int r = module_is(m, sp, &e->mods[i], s[i].source_len, s[i].sha256_hex);
+		int r = module_is(m, sp, e, &e->mods[i], s[i].source_len, s[i].sha256_hex);
 
+		/* a file that could not be read decides nothing for good */
+		if (e->mods[i].err || (!r && e->mods[i].size == s[i].source_len &&
+				       !e->mods[i].digest_known))
+			*unsure = true;
 		if (r <= 0)
 			return r;
 	}
@@ -840,6 +888,7 @@ int service_map__match(struct service_map *m, pid_t pid, uint64_t isolate,
 	struct isolate_script *s;
 	size_t u = 0, slot;
 	long hit = -1, i;
+	bool unsure = false;
 	int err = 0;
 
 	*out = NULL;
@@ -879,7 +928,7 @@ int service_map__match(struct service_map *m, pid_t pid, uint64_t isolate,
 
 			if (sp->by_names.hash[slot] != h)
 				continue;
-			r = entry_is(m, sp, &sp->entries[e], s, u);
+			r = entry_is(m, sp, &sp->entries[e], s, u, &unsure);
 			if (r < 0) {
 				err = r;
 				break;
@@ -897,10 +946,10 @@ int service_map__match(struct service_map *m, pid_t pid, uint64_t isolate,
 	free(s);
 	if (err)
 		return err;
-	err = memo_put(sp, isolate, version_full, hit);
-	if (!err && hit >= 0)
+	if (hit >= 0)
 		*out = sp->entries[hit].svc;
-	return err;
+	/* an answer that an unreadable file took part in is found again next time */
+	return unsure ? 0 : memo_put(sp, isolate, version_full, hit);
 }
 
 int service_map__name_isolates(struct service_map *m, struct isolate_registry *reg)

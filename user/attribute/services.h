@@ -103,6 +103,14 @@ int service_map__add_process(struct service_map *m, const struct discover_proc *
  */
 const char *service_map__why_unknown(const struct service_map *m, pid_t pid);
 
+/*
+ * Notes on pid's matching since service_map__begin(): the embedded files
+ * a match needed that could not be read, and why ("service alpha:
+ * embedded file alpha/index.js: symlink refused (not matched by
+ * content)").  Valid until the next call that changes the map.
+ */
+size_t service_map__notes(const struct service_map *m, pid_t pid, const char *const **notes);
+
 /* The config of pid, or NULL when unknown (or no workerd the map was given). */
 const struct workerd_config *service_map__config(const struct service_map *m, pid_t pid);
 

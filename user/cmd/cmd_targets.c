@@ -480,7 +480,7 @@ static struct json_object *json_code_log(struct json_writer *w, const struct dis
 static struct json_object *json_proc(struct json_writer *w, const struct discover_proc *p,
 				     struct listing_cache *cache)
 {
-	struct json_object *o = json_object_new_object(), *perf_map, *logs, *listening;
+	struct json_object *o = json_object_new_object(), *perf_map, *logs, *listening, *svc = NULL;
 	struct log_view view;
 
 	put(w, o, "pid", json_object_new_int(p->pid), false);
@@ -491,9 +491,10 @@ static struct json_object *json_proc(struct json_writer *w, const struct discove
 	put_text(w, o, "version", p->version);
 	put_text(w, o, "build_id", p->build_id);
 	put(w, o, "tls", json_tls(w, &p->tls), false);
-	if (p->runtime == DISCOVER_WORKERD)
-		put(w, o, "services", json_services(w, p, service_map__config(services, p->pid)),
-		    false);
+	if (p->runtime == DISCOVER_WORKERD) {
+		svc = json_services(w, p, service_map__config(services, p->pid));
+		put(w, o, "services", svc, false);
+	}
 
 	perf_map = json_object_new_object();
 	put(w, o, "perf_map", perf_map, false);
@@ -509,6 +510,17 @@ static struct json_object *json_proc(struct json_writer *w, const struct discove
 			break;
 		}
 		push(w, logs, json_code_log(w, p, i, &view));
+	}
+
+	/* what matching the logs' isolates to services could not read */
+	if (svc && !w->err) {
+		const char *const *notes;
+		size_t n = service_map__notes(services, p->pid, &notes);
+		struct json_object *a = json_object_new_array();
+
+		for (size_t i = 0; a && i < n; i++)
+			push(w, a, json__text(notes[i]));
+		put(w, svc, "notes", a, false);
 	}
 
 	listening = json_object_new_array();
@@ -621,6 +633,13 @@ static int print_table(FILE *out, const struct discover_list *list, struct listi
 			fprintf(out, "        log %s%s\n", esc(p->logs[j].path),
 				p->logs[j].open ? "" : "  (closed)");
 			print_log_scripts(out, &view);
+		}
+		{
+			const char *const *notes;
+			size_t n = service_map__notes(services, p->pid, &notes);
+
+			for (size_t k = 0; k < n; k++)
+				fprintf(out, "    note: %s\n", esc(notes[k]));
 		}
 		if (!p->tls.supported)
 			fprintf(out, "    current isolate: %s\n", esc(p->tls.why_unsupported));

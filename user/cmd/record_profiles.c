@@ -718,9 +718,14 @@ static size_t profile_comments(const struct capture *c, const struct isoprof_cou
 	}
 	for (int i = 0; i < c->ntargets && n < MAX_COMMENTS - 4; i++) {
 		const char *why = service_map__why_unknown(c->services, c->targets[i].pid);
+		const char *const *snotes;
+		size_t ns = service_map__notes(c->services, c->targets[i].pid, &snotes);
 
 		if (why)
 			comments[n++] = record__asprintf("note: pid %d: %s", c->targets[i].pid, why);
+		for (size_t k = 0; k < ns && n < MAX_COMMENTS - 4; k++)
+			comments[n++] = record__asprintf("note: pid %d: %s", c->targets[i].pid,
+							 snotes[k]);
 	}
 	nnotes = symbolizer__notes(c->sym, &notes);
 	for (size_t i = 0; i < nnotes && n < MAX_COMMENTS; i++)
