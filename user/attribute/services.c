@@ -31,9 +31,10 @@
  */
 struct svc_module {
 	const struct workerd_module *mod;
-	bool checked;			/* the file was opened, in generation gen */
+	bool tried;			/* opened (or tried) in generation gen */
 	unsigned int gen;
-	int err;			/* why it could not be (0: it could) */
+	int err;			/* why it could not be then (0: it could) */
+	bool have_id;			/* dev, ino, size, mtime are the file's */
 	dev_t dev;
 	ino_t ino;
 	uint64_t size;			/* the source's length */
@@ -446,7 +447,7 @@ static int module_open(struct svc_proc *sp, const struct svc_entry *e, struct sv
 			  e->svc->name, md->mod->embed, why);
 		return fd;
 	}
-	if (!md->checked || md->dev != st->st_dev || md->ino != st->st_ino ||
+	if (!md->have_id || md->dev != st->st_dev || md->ino != st->st_ino ||
 	    md->size != (uint64_t)st->st_size || !same_time(&md->mtime, &st->st_mtim)) {
 		md->digest_known = false;
 		md->dev = st->st_dev;
@@ -454,7 +455,7 @@ static int module_open(struct svc_proc *sp, const struct svc_entry *e, struct sv
 		md->size = (uint64_t)st->st_size;
 		md->mtime = st->st_mtim;
 	}
-	md->checked = true;
+	md->have_id = true;
 	return fd;
 }
 
@@ -473,8 +474,9 @@ static int module_is(struct service_map *m, struct svc_proc *sp, const struct sv
 		/* a source in the config itself: hashed when the config was read */
 		return md->size == len && !strcmp(md->sha256_hex, sha256_hex);
 	}
-	if (!md->checked || md->gen != m->gen) {
+	if (!md->tried || md->gen != m->gen) {
 		fd = module_open(sp, e, md);
+		md->tried = true;
 		md->gen = m->gen;
 	}
 	if (md->err)
