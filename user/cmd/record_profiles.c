@@ -142,9 +142,9 @@ static int load_logs(struct capture *c, const struct sampled_isolate *set, size_
 }
 
 /*
- * The workerd targets' configs (services.h), once per process.  Read after
- * the window unless --script or --namespace needs them before: a config
- * embeds every worker's modules (tens of MB on a big host).
+ * The workerd targets' configs (services.h), once per process: parsed
+ * only (an embedded module is read when a sampled isolate's match needs
+ * it), after the window unless --script or --namespace needs them before.
  */
 static int load_services(struct capture *c)
 {
