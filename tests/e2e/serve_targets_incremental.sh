@@ -4,7 +4,7 @@
 # of three workers (bench/scale-gen.sh), the helper's lister is one process
 # kept between requests; a second listing, after the 1.5 s cache, opens
 # only the code log of the worker that compiled code since (strace on the
-# lister), and lists every isolate with the name and version id a one-shot
+# lister) and none of the bundles its config embeds, and lists every isolate with the name and version id a one-shot
 # `isoprof targets` gives; a workerd started afterwards appears.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -104,11 +104,15 @@ sleep 0.2
 kill "$ST" 2>/dev/null
 wait "$ST" 2>/dev/null
 opened=$(grep -o 'isolate-0x[0-9a-f]*-[0-9]*-v8\.log' "$T/strace.txt" | sort -u)
-grown=$(awk '$2 == "w1.js" {print $1}' "$T/first.txt")
+# (listed by its service name, w1, from the config: docs/attribution.md)
+grown=$(awk '$2 == "w1" {print $1}' "$T/first.txt")
 grown=${grown##*/}
 ok one-log-read "[ '$opened' = '$grown' ]"
 [ "$opened" = "$grown" ] || echo "  opened: $opened; grown: $grown" >&2
 ok lister-same-process "kill -0 $LISTER"
+# the config is kept (checked by its identity), each isolate's service too:
+# no embedded bundle is opened again (services.h)
+ok no-embed-reread "! grep -qE '/w[0-9]+\.js\"' '$T/strace.txt' && grep -q 'config.capnp' '$T/strace.txt'"
 
 # the same isolates, names and version ids as a fresh one-shot listing
 "$ISOPROF" targets --json --pid "$WA" >"$T/oneshot.json" 2>"$T/oneshot.err"
