@@ -33,8 +33,9 @@ SECS=${2:-5}
 SRUNS=${3:-2}
 NLO=${4:-10}
 NHI=${5:-50}
-# ports: demo alpha and beta, then the scale workers from FLAGS_PORT + 10
-PORT=${FLAGS_PORT:-36000}
+# ports: demo alpha and beta, then the scale workers from FLAGS_PORT + 10;
+# below the ephemeral range (32768-60999), where client sockets can hold one
+PORT=${FLAGS_PORT:-24000}
 read -ra VARIANTS <<<"${VARIANTS:-none perfbasic perfmap codelog codesrc all}"
 declare -A label=(
 	[none]="no flags"

@@ -21,7 +21,7 @@ if [ -n "${QUICK:-}" ]; then
 fi
 RUNS=${1:-5}
 SECS=${2:-5}
-PORT=${GCPROBE_PORT:-36600}
+PORT=${GCPROBE_PORT:-24600}
 VARIANTS=(none noprobes probes)
 
 WORK=$(mktemp -d /tmp/isoprof-bench.XXXXXX)

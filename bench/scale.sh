@@ -64,7 +64,7 @@ scale_start() {
 	SPID=$!
 	until ss -Hltn "( sport = :$last )" | grep -q .; do
 		kill -0 "$SPID" 2>/dev/null || { note "scale: workerd died: $(tail -3 "$dir/workerd.log")"; return 1; }
-		[ "$(calc "$(now_s) - $t0 > 600" %d)" = 1 ] && { note "scale: workerd not up in 600 s"; return 1; }
+		[ "$(calc "(($(now_s) - $t0) > 600)" %d)" = 1 ] && { note "scale: workerd not up in 600 s"; return 1; }
 		sleep 0.1
 	done
 	t1=$(now_s)

@@ -13,7 +13,7 @@ set -u
 . "$TOP/scripts/demo-lib.sh"
 
 T=$(mktemp -d "$TEST_TMP/flags.XXXXXX")
-PA=36101 PB=36102
+PA=26101 PB=26102
 cleanup() {
 	kill $(jobs -p) 2>/dev/null
 	demo_stop

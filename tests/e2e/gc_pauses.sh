@@ -40,10 +40,10 @@ for tool in stdbuf wrk python3; do
 	command -v $tool >/dev/null || { fail setup "$tool not found"; exit 0; }
 done
 
-# free_port: a TCP port in 37000-38999 nothing listens on right now
+# free_port: a TCP port in 27000-28999 nothing listens on right now
 free_port() {
 	local p
-	for p in $(shuf -i 37000-38999 -n 50); do
+	for p in $(shuf -i 27000-28999 -n 50); do
 		ss -ltnH "sport = :$p" | grep -q . || { echo "$p"; return 0; }
 	done
 	return 1
@@ -133,7 +133,7 @@ compare() {
 }
 
 # ---- workerd: one allocation-heavy worker ----------------------------------
-PORT=$(free_port) || { fail setup "no free port in 37000-38999"; exit 0; }
+PORT=$(free_port) || { fail setup "no free port in 27000-28999"; exit 0; }
 mkdir -p "$T/wd/v8logs"
 cat >"$T/wd/alloc.js" <<'EOF'
 // Each request allocates ~2 MB of small objects and keeps a quarter of

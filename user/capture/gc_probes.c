@@ -19,6 +19,7 @@
 #include "lib/array.h"
 #include "lib/errmsg.h"
 #include "symbolize/elf_symtab.h"
+#include "user/capture/percpu.h"
 
 #define COLLECT_PREFIX "_ZN2v88internal4Heap14CollectGarbageE"
 #define JOB_POST_PREFIX "_ZN2v88platform19NewDefaultJobHandleE"
@@ -358,30 +359,5 @@ int gc_probes__pauses(struct gc_probes *g, uint32_t pid, uint64_t isolate,
 
 int gc_probes__counters(struct gc_probes *g, struct isoprof_gc_counters *out)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	struct isoprof_gc_counters *per_cpu;
-	__u32 key = 0;
-
-	memset(out, 0, sizeof(*out));
-	if (ncpus <= 0)
-		return ncpus ? ncpus : -EINVAL;
-	per_cpu = calloc(ncpus, sizeof(*per_cpu));
-	if (!per_cpu)
-		return -ENOMEM;
-	if (bpf_map__lookup_elem(g->skel->maps.gc_counters, &key, sizeof(key), per_cpu,
-				 ncpus * sizeof(*per_cpu), 0)) {
-		free(per_cpu);
-		return -errno;
-	}
-	for (int i = 0; i < ncpus; i++) {
-		out->pauses += per_cpu[i].pauses;
-		out->nested += per_cpu[i].nested;
-		out->no_isolate += per_cpu[i].no_isolate;
-		out->lost_entries += per_cpu[i].lost_entries;
-		out->jobs_learnt += per_cpu[i].jobs_learnt;
-		out->jobs_tagged += per_cpu[i].jobs_tagged;
-		out->jobs_unknown += per_cpu[i].jobs_unknown;
-	}
-	free(per_cpu);
-	return 0;
+	return percpu__sum_u64(g->skel->maps.gc_counters, out, sizeof(*out));
 }

@@ -17,6 +17,7 @@
 #include "lib/errmsg.h"
 #include "sampler.skel.h"
 #include "user/capture/cpus.h"
+#include "user/capture/percpu.h"
 
 /*
  * The ring holds what arrives before the reader's first poll (symbol
@@ -274,31 +275,7 @@ int sampler__thread_tags_fd(const struct sampler *s)
 
 int sampler__counters(struct sampler *s, struct isoprof_counters *out)
 {
-	int ncpus = libbpf_num_possible_cpus();
-	struct isoprof_counters *per_cpu;
-	__u32 key = 0;
-
-	memset(out, 0, sizeof(*out));
-	if (ncpus <= 0)
-		return ncpus ? ncpus : -EINVAL;
-	per_cpu = calloc(ncpus, sizeof(*per_cpu));
-	if (!per_cpu)
-		return -ENOMEM;
-	if (bpf_map__lookup_elem(s->skel->maps.counters, &key, sizeof(key), per_cpu,
-				 ncpus * sizeof(*per_cpu), 0)) {
-		free(per_cpu);
-		return -errno;
-	}
-	for (int i = 0; i < ncpus; i++) {
-		out->events += per_cpu[i].events;
-		out->lost_ringbuf_full += per_cpu[i].lost_ringbuf_full;
-		out->user_stack_errors += per_cpu[i].user_stack_errors;
-		out->kernel_stack_errors += per_cpu[i].kernel_stack_errors;
-		out->user_truncated += per_cpu[i].user_truncated;
-		out->kernel_truncated += per_cpu[i].kernel_truncated;
-	}
-	free(per_cpu);
-	return 0;
+	return percpu__sum_u64(s->skel->maps.counters, out, sizeof(*out));
 }
 
 unsigned long long sampler__period_ns(const struct sampler *s)

@@ -480,7 +480,6 @@ int record_session__arm(struct capture *c)
 			return err;
 		}
 	}
-	arm_gc_probes(c);
 	c->ncpus = sampler__start(c->sampler);
 	c->armed_ns = monotime_ns();
 	if (c->ncpus < 0) {
@@ -491,6 +490,12 @@ int record_session__arm(struct capture *c)
 	}
 	/* V8's window starts once isoprof's is armed, and ends before it */
 	record_v8__start(c);
+	/*
+	 * After sampling is on: finding the probe sites walks the runtime's
+	 * whole symbol table (~50 ms for workerd), and only pauses inside
+	 * the window count anyway.
+	 */
+	arm_gc_probes(c);
 	/* BPF is loaded and attached: what is left only reads /proc and writes the files. */
 	err = caps__enter(CAPS_READING);
 	if (err) {
