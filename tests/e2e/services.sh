@@ -5,7 +5,10 @@
 # module named index.js, no inspector.  targets names every service and
 # the namespace; record --script takes service names, refuses an ambiguous
 # module name; record --namespace/--actor and the API capture the object's
-# isolate; a binary config leaves names unknown (module names still work);
+# isolate; alloc's profile carries its GC pauses, agreeing with V8's own
+# --trace-gc-nvp lines of that isolate inside the window (gc_pauses.sh is
+# the controlled version of that comparison); a binary config leaves names
+# unknown (module names still work);
 # a config swapped for a symlink to /etc/shadow or a FIFO is refused
 # without a hang.
 set -u
@@ -13,7 +16,7 @@ set -u
 . "$TOP/scripts/demo-lib.sh"
 
 T=$(mktemp -d "$TEST_TMP/services.XXXXXX")
-PA=35021 PC=35022 PL=35023 PB=35024 PORT=35025
+PA=26121 PC=26122 PL=26123 PB=26124 PORT=26125
 KEY=isoprof-test-counter
 ACTOR=$(printf '%064x' 42)
 PIDS=()
@@ -47,7 +50,15 @@ cp -r "$TOP/tests/fixtures/services/alpha" "$TOP/tests/fixtures/services/counter
 	"$TOP/tests/fixtures/services/alloc" "$W/"
 sed -e "s|@LOGDIR@|$W/v8logs|" -e "s|@PORT_ALPHA@|$PA|" -e "s|@PORT_COUNTER@|$PC|" \
 	-e "s|@PORT_ALLOC@|$PL|" "$TOP/tests/fixtures/services/config.capnp.in" >"$W/config.capnp"
-start "$W" config.capnp
+# the main workerd's stdout (V8's GC trace) line-buffered, each line stamped
+# with the wall clock it arrived at
+(cd "$W" && exec stdbuf -oL "$(demo_workerd_bin)" serve config.capnp) \
+	> >(python3 -uc '
+import sys, time
+for line in sys.stdin:
+    sys.stdout.write("%.6f %s" % (time.time(), line))' >"$W/workerd.log") 2>&1 &
+WORKERD_PID=$!
+PIDS+=("$WORKERD_PID")
 if ! demo_wait_http "http://127.0.0.1:$PA/" || ! demo_wait_http "http://127.0.0.1:$PC/" ||
 	! demo_wait_http "http://127.0.0.1:$PL/"; then
 	tail -5 "$W/workerd.log"
@@ -156,6 +167,69 @@ fi
 rc=$?
 [ $rc -eq 2 ] && grep -q '64 hexadecimal' "$T/badactor.err" && pass "--actor must be 64 hex (exit 2)" ||
 	fail "--actor validation" "exit $rc: $(cat "$T/badactor.err")"
+
+# --- alloc's GC pauses against V8's trace --------------------------------------
+# the profile's window: time_nanos (field 9) and duration_nanos (field 10)
+window_of() {
+	python3 - "$1" <<'PY'
+import gzip, sys
+b = gzip.open(sys.argv[1]).read()
+i, f = 0, {}
+def varint():
+    global i
+    v = s = 0
+    while True:
+        c = b[i]; i += 1
+        v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v
+while i < len(b):
+    key = varint()
+    if key & 7 == 0:
+        f[key >> 3] = varint()
+    elif key & 7 == 2:
+        n = varint()
+        i += n
+    else:
+        raise SystemExit("wire type %d" % (key & 7))
+print("%.6f %.6f" % (f[9] / 1e9, (f[9] + f[10]) / 1e9))
+PY
+}
+"$ISOPROF" record -q --pid "$MAIN" --duration-ms 3000 --script alloc --out-dir "$T/gc" 2>"$T/gc.err"
+rc=$?
+prof=$(ls "$T"/gc/alloc-*-0x*-cpu.pb.gz 2>/dev/null | head -1)
+if [ $rc -eq 0 ] && [ -n "$prof" ]; then
+	iso=${prof##*-0x}
+	iso=0x${iso%-cpu.pb.gz}
+	comment=$(HOME=${HOME:-/root} go tool pprof -comments "$prof" 2>/dev/null | grep '^gc: ')
+	read -r from to <<<"$(window_of "$prof")"
+	# V8 prints a collection's line as its pause ends: inside the window when
+	# it began and ended there, as isoprof counts
+	read -r n mean <<<"$(python3 - "$W/workerd.log" "$iso" "$from" "$to" <<'PY'
+import re, sys
+iso, lo, hi = sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+n, tot = 0, 0.0
+for line in open(sys.argv[1], errors="replace"):
+    m = re.match(r"([0-9.]+) \[\d+:(0x[0-9a-f]+).*\"pause\":([0-9.]+)", line)
+    if m and m.group(2) == iso:
+        t, p = float(m.group(1)), float(m.group(3))
+        if t - p / 1000 >= lo and t <= hi:
+            n, tot = n + 1, tot + p
+print(n, "%.3f" % (tot / n if n else 0))
+PY
+)"
+	if [[ $comment =~ ^gc:\ ([0-9]+)\ pauses,\ ([0-9.]+)\ ms\ total,\ [0-9.]+\ ms\ max$ ]] &&
+		[ "$n" -ge 5 ] && awk -v a="${BASH_REMATCH[1]}" -v b="$n" -v ta="${BASH_REMATCH[2]}" -v mb="$mean" '
+			function off(x, y) { d = x - y; if (d < 0) d = -d; return d > 0.25 * y }
+			BEGIN { exit off(a, b) || a == 0 || off(ta / a, mb) }'; then
+		pass "alloc's profile: '$comment'; V8's trace of $iso in the window: $n pauses, mean $mean ms"
+	else
+		cat "$T/gc.err"
+		fail "alloc GC pauses" "exit $rc, comment '$comment', V8: $n pauses mean $mean ms (isolate $iso)"
+	fi
+else
+	fail "alloc GC pauses" "exit $rc: $(cat "$T/gc.err")"
+fi
 
 # --- the API -----------------------------------------------------------------------
 mkdir -p "$T/tmp"
