@@ -9,14 +9,15 @@
 # --trace-gc-nvp lines of that isolate inside the window (gc_pauses.sh is
 # the controlled version of that comparison); a binary config leaves names
 # unknown (module names still work);
-# a config swapped for a symlink to /etc/shadow or a FIFO is refused
+# an open inspector confirms the names, or shows a config edited since
+# start; a config swapped for a symlink to /etc/shadow or a FIFO is refused
 # without a hang.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/scripts/demo-lib.sh"
 
 T=$(mktemp -d "$TEST_TMP/services.XXXXXX")
-PA=26121 PC=26122 PL=26123 PB=26124 PORT=26125
+PA=26121 PC=26122 PL=26123 PB=26124 PORT=26125 PBI=26126 PN=26127 PNI=26128
 KEY=isoprof-test-counter
 ACTOR=$(printf '%064x' 42)
 PIDS=()
@@ -28,7 +29,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for p in $PA $PC $PL $PB $PORT; do
+for p in $PA $PC $PL $PB $PORT $PBI $PN $PNI; do
 	if ss -ltn | grep -q ":$p "; then
 		fail "ports" "127.0.0.1:$p is in use"
 		exit 0
@@ -285,7 +286,7 @@ const config :Workerd.Config = (
 );
 EOF
 (cd "$B" && "$(demo_workerd_bin)" compile --config-only config.capnp >config.bin)
-start "$B" --binary config.bin
+start "$B" --binary config.bin --inspector-addr=127.0.0.1:$PBI
 if demo_wait_http "http://127.0.0.1:$PB/"; then
 	wrk -t1 -c1 -d30s "http://127.0.0.1:$PB/" >/dev/null 2>&1 &
 	"$ISOPROF" targets --pid "$WORKERD_PID" >"$T/bin.txt" 2>&1
@@ -294,15 +295,59 @@ if demo_wait_http "http://127.0.0.1:$PB/"; then
 	rc=$?
 	top=$(pprof_top "$T/bin.pb.gz" | awk '/^ *flat +flat%/ { getline; print $6; exit }')
 	if grep -q 'service names unknown: a binary config (--binary)' "$T/bin.txt" &&
+		grep -q "the inspector at 127.0.0.1:$PBI lists the services: bin-alpha (isolates not matched to them)" "$T/bin.txt" &&
 		grep -qE 'isolate 0x[0-9a-f]+  index.js  version' "$T/bin.txt" && [ $rc -eq 0 ] &&
 		[ "$top" = fibAlpha ]; then
-		pass "--binary config: service names unknown (said so), --script index still works"
+		pass "--binary config: service names unknown (said so), the inspector's list shown, --script index still works"
 	else
 		cat "$T/bin.txt" "$T/bin.err"
 		fail "binary config" "exit $rc top '$top'"
 	fi
 else
 	fail "binary config" "workerd --binary did not start: $(tail -3 "$B/workerd.log")"
+fi
+
+# --- an open inspector confirms the names; a config edited since start does not ----
+N=$T/insp
+mkdir -p "$N/v8logs" "$N/alpha"
+cp "$W/alpha/index.js" "$N/alpha/"
+cat >"$N/config.capnp" <<EOF
+using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "insp-alpha", worker = (modules = [ (name = "index.js", esModule = embed "alpha/index.js") ], compatibilityDate = "2024-01-01")) ],
+  sockets = [ (name = "http", address = "127.0.0.1:$PN", http = (), service = "insp-alpha") ],
+  v8Flags = [ "--perf-basic-prof", "--log-code", "--logfile-per-isolate", "--logfile=$N/v8logs/v8.log" ],
+);
+EOF
+start "$N" config.capnp --inspector-addr=127.0.0.1:$PNI
+if demo_wait_http "http://127.0.0.1:$PN/"; then
+	"$ISOPROF" targets --pid "$WORKERD_PID" >"$T/insp.txt" 2>&1
+	"$ISOPROF" targets --pid "$WORKERD_PID" --json >"$T/insp.json" 2>&1
+	if grep -q "service names confirmed by the inspector at 127.0.0.1:$PNI (1 of 1)" "$T/insp.txt" &&
+		grep -qE 'isolate 0x[0-9a-f]+  insp-alpha  version' "$T/insp.txt" &&
+		python3 - "$T/insp.json" "$PNI" <<'PY'
+import json, sys
+i = json.load(open(sys.argv[1]))[0]["services"]["inspector"]
+assert i == {"address": "127.0.0.1:" + sys.argv[2], "listed": ["insp-alpha"], "confirmed": 1,
+             "not_listed": [], "not_in_config": []}, i
+PY
+	then
+		pass "an open inspector confirms the service names (text and --json)"
+	else
+		cat "$T/insp.txt" "$T/insp.json"
+		fail "inspector confirms" "see above"
+	fi
+	sed -i 's/"insp-alpha"/"renamed"/g' "$N/config.capnp"
+	"$ISOPROF" targets --pid "$WORKERD_PID" >"$T/insp2.txt" 2>&1
+	if grep -q "note: the inspector at 127.0.0.1:$PNI does not list the config's services renamed" "$T/insp2.txt" &&
+		grep -q "lists services the config does not name: insp-alpha (the config read may not be the one running)" "$T/insp2.txt"; then
+		pass "a config edited since start: the inspector's list disagrees, said so"
+	else
+		fail "inspector disagrees" "$(cat "$T/insp2.txt")"
+	fi
+	kill "$WORKERD_PID"
+else
+	fail "inspector confirms" "workerd did not start: $(tail -3 "$N/workerd.log")"
 fi
 
 # --- hostile: the config swapped for a symlink to /etc/shadow, then a FIFO -----------

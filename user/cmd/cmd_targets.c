@@ -23,6 +23,7 @@
 #include "user/attribute/isolates.h"
 #include "user/attribute/listing_cache.h"
 #include "user/attribute/services.h"
+#include "user/v8/inspector_names.h"
 #include "user/capture/sampler.h"
 #include "symbolize/v8log_scan.h"
 #include "lib/array.h"
@@ -193,6 +194,28 @@ static int sample_activity(const struct discover_list *list, long ms, struct act
 
 /* The processes' configs, kept between listings like the code logs' state. */
 static struct service_map *services;
+
+/*
+ * An open inspector's word on the names (inspector_names.h): one GET of
+ * /json/list, bounded so that a stuck inspector costs a listing at most this.
+ */
+#define INSPECTOR_LIST_TIMEOUT_MS 500
+
+/* 1 with *names filled (the caller frees) for a workerd with an inspector, 0 if none, -ENOMEM */
+static int ask_inspector(const struct discover_proc *p, struct inspector_names *names)
+{
+	int err;
+
+	if (p->runtime != DISCOVER_WORKERD || !p->inspector)
+		return 0;
+	err = inspector_names__check(p->pid, p->inspector, INSPECTOR_LIST_TIMEOUT_MS,
+				     service_map__config(services, p->pid), names);
+	if (err) {
+		inspector_names__free(names);
+		return err;
+	}
+	return 1;
+}
 
 /* The name a listing shows: the service's when known (services.h), else the isolate's. */
 static const char *shown_name(const struct listing_log *info,
@@ -425,14 +448,52 @@ static struct json_object *json_namespaces(struct json_writer *w, const struct w
 	return a;
 }
 
-/* {"known": true, "names": [...]} or {"known": false, "why": "..."} */
+static struct json_object *json_strings(struct json_writer *w, char *const *a, size_t n)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (size_t i = 0; arr && i < n; i++)
+		push(w, arr, json__text(a[i]));
+	return arr;
+}
+
+/*
+ * {"address", "listed", "confirmed", "not_listed", "not_in_config"} (the
+ * last three with a config), or {"address", "error"}
+ */
+static struct json_object *json_inspector(struct json_writer *w, const struct inspector_names *in,
+					  bool known)
+{
+	struct json_object *o = json_object_new_object();
+
+	put_text(w, o, "address", in->address);
+	if (in->err) {
+		put_text(w, o, "error", in->why);
+		return o;
+	}
+	put(w, o, "listed", json_strings(w, in->listed, in->nr_listed), false);
+	if (!known)
+		return o;
+	put_u64(w, o, "confirmed", in->confirmed);
+	put(w, o, "not_listed", json_strings(w, in->not_listed, in->nr_not_listed), false);
+	put(w, o, "not_in_config", json_strings(w, in->not_in_config, in->nr_not_in_config),
+	    false);
+	return o;
+}
+
+/*
+ * {"known": true, "services": [...], "inspector": ...} or {"known": false,
+ * "why": "...", "inspector": ...}; inspector null without one (in NULL)
+ */
 static struct json_object *json_services(struct json_writer *w, const struct discover_proc *p,
-					 const struct workerd_config *cfg)
+					 const struct workerd_config *cfg,
+					 const struct inspector_names *in)
 {
 	struct json_object *o = json_object_new_object(), *names;
 	const char *why = service_map__why_unknown(services, p->pid);
 
 	put_bool(w, o, "known", !why);
+	put(w, o, "inspector", in ? json_inspector(w, in, !why) : NULL, !in);
 	if (why) {
 		put_text(w, o, "why", why);
 		return o;
@@ -492,8 +553,16 @@ static struct json_object *json_proc(struct json_writer *w, const struct discove
 	put_text(w, o, "build_id", p->build_id);
 	put(w, o, "tls", json_tls(w, &p->tls), false);
 	if (p->runtime == DISCOVER_WORKERD) {
-		svc = json_services(w, p, service_map__config(services, p->pid));
+		struct inspector_names in;
+		int asked = ask_inspector(p, &in);
+
+		if (asked < 0)
+			w->err = asked;
+		svc = json_services(w, p, service_map__config(services, p->pid),
+				    asked > 0 ? &in : NULL);
 		put(w, o, "services", svc, false);
+		if (asked > 0)
+			inspector_names__free(&in);
 	}
 
 	perf_map = json_object_new_object();
@@ -590,6 +659,48 @@ static void print_log_scripts(FILE *out, const struct log_view *v)
 			internal == 1 ? "" : "s");
 }
 
+/* "a, b, c", each escaped */
+static void print_names(FILE *out, char *const *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s%s", i ? ", " : "", esc(a[i]));
+}
+
+/* What p's open inspector says of the names, under p's line; 0 or -ENOMEM. */
+static int print_inspector(FILE *out, const struct discover_proc *p)
+{
+	struct inspector_names in;
+	int asked = ask_inspector(p, &in);
+
+	if (asked <= 0)
+		return asked;
+	if (in.err) {
+		fprintf(out, "    note: inspector at %s: %s\n", esc(in.address), esc(in.why));
+	} else if (service_map__why_unknown(services, p->pid)) {
+		fprintf(out, "    the inspector at %s lists the services: ", esc(in.address));
+		print_names(out, in.listed, in.nr_listed);
+		fputs(in.nr_listed ? " (isolates not matched to them)\n" : "none\n", out);
+	} else {
+		if (!in.nr_not_listed && !in.nr_not_in_config)
+			fprintf(out, "    service names confirmed by the inspector at %s (%zu of %zu)\n",
+				esc(in.address), in.confirmed, in.confirmed);
+		if (in.nr_not_listed) {
+			fprintf(out, "    note: the inspector at %s does not list the config's "
+				"services ", esc(in.address));
+			print_names(out, in.not_listed, in.nr_not_listed);
+			fputc('\n', out);
+		}
+		if (in.nr_not_in_config) {
+			fprintf(out, "    note: the inspector at %s lists services the config does "
+				"not name: ", esc(in.address));
+			print_names(out, in.not_in_config, in.nr_not_in_config);
+			fputs(" (the config read may not be the one running)\n", out);
+		}
+	}
+	inspector_names__free(&in);
+	return 0;
+}
+
 static int print_table(FILE *out, const struct discover_list *list, struct listing_cache *cache)
 {
 	char runtime[96], build_id[BUILD_ID_SHORT + 1], when[32];
@@ -609,6 +720,8 @@ static int print_table(FILE *out, const struct discover_list *list, struct listi
 			p->inspector ? esc(p->inspector) : "-", esc(p->comm));
 		if (service_map__why_unknown(services, p->pid))
 			fprintf(out, "    %s\n", esc(service_map__why_unknown(services, p->pid)));
+		if (print_inspector(out, p))
+			return -ENOMEM;
 		for (j = 0; j < p->nr_logs; j++) {
 			const struct listing_log *info;
 
