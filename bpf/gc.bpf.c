@@ -24,23 +24,9 @@
 #include <bpf/bpf_core_read.h>
 #include "isoprof.h"
 #include "isolate.bpf.h"
+#include "shared_maps.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/* Shared with the sampler: the loader reuses its maps (bpf_map__reuse_fd). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct isoprof_target);
-} targets SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct isoprof_thread_tag);
-} thread_tags SEC(".maps");
 
 struct gc_start {
 	__u64 start_ns;

@@ -10,6 +10,7 @@
 #include <bpf/bpf_core_read.h>
 #include "isoprof.h"
 #include "isolate.bpf.h"
+#include "shared_maps.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -20,30 +21,11 @@ struct {
 } samples SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
-	__type(key, __u32);
-	__type(value, struct isoprof_target);
-} targets SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct isoprof_counters);
 } counters SEC(".maps");
-
-/*
- * Platform threads running a job for an isolate, tagged by the GC probes
- * (bpf/gc.bpf.c, which shares this map); read only when the loader says
- * the probes are on.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, __u32);
-	__type(value, struct isoprof_thread_tag);
-} thread_tags SEC(".maps");
 
 const volatile bool use_thread_tags = false;
 
