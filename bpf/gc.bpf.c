@@ -5,7 +5,8 @@
  *
  * Pauses: Heap::CollectGarbage brackets one stop-the-world collection on
  * the isolate's own thread (scavenge, mark-compact's atomic pause, minor
- * mark-sweep), GC callbacks included, as V8's --trace-gc "pause" does.
+ * mark-sweep), the embedder's GC callbacks included, which V8's --trace-gc
+ * "pause" leaves out (docs/attribution.md, "Pauses, from uprobes").
  * Entry keeps (start, isolate) per thread; the return adds the pause to the
  * isolate's totals.  A CollectGarbage inside another is part of the outer
  * pause.  Per-isolate sums in a hash map, not one event per pause: there is
