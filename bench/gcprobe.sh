@@ -39,21 +39,7 @@ cleanup() {
 trap cleanup EXIT
 
 mkdir -p "$WORK/wd/v8logs"
-cat >"$WORK/wd/alloc.js" <<'EOF'
-let keep = [];
-export default {
-  async fetch(req) {
-    let s = 0;
-    for (let i = 0; i < 20000; i++) {
-      const o = { a: i, b: [i, i + 1, i + 2], c: "x" + i };
-      if (i % 16 === 0) keep.push(o);
-      s += o.b.length;
-    }
-    if (keep.length > 400000) keep = [];
-    return new Response("ok " + s + "\n");
-  },
-};
-EOF
+cp "$TOP/tests/fixtures/gc/alloc.js" "$WORK/wd/alloc.js"
 cat >"$WORK/wd/config.capnp" <<EOF
 using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (

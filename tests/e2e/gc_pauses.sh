@@ -135,23 +135,7 @@ compare() {
 # ---- workerd: one allocation-heavy worker ----------------------------------
 PORT=$(free_port) || { fail setup "no free port in 27000-28999"; exit 0; }
 mkdir -p "$T/wd/v8logs"
-cat >"$T/wd/alloc.js" <<'EOF'
-// Each request allocates ~2 MB of small objects and keeps a quarter of
-// them until 400k are kept: scavenges, and now and then a mark-compact.
-let keep = [];
-export default {
-  async fetch(req) {
-    let s = 0;
-    for (let i = 0; i < 20000; i++) {
-      const o = { a: i, b: [i, i + 1, i + 2], c: "x" + i };
-      if (i % 16 === 0) keep.push(o);
-      s += o.b.length;
-    }
-    if (keep.length > 400000) keep = [];
-    return new Response("ok " + s + "\n");
-  },
-};
-EOF
+cp "$TOP/tests/fixtures/gc/alloc.js" "$T/wd/alloc.js"
 cat >"$T/wd/config.capnp" <<EOF
 using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
