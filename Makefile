@@ -90,6 +90,7 @@ $(LIB): $(LIB_OBJS)
 WEB_ASSETS := user/report/web/index.html user/report/web/isoprof.css user/report/web/pprof.js \
 	      user/report/web/flame.js user/report/web/app.js
 $(OBJ)/user/report/web_assets.o: $(WEB_ASSETS)
+$(OBJ)/user/v8/calibration.o: user/v8/calibration/calib.js
 
 # The pprof schema's generated header is included through proto/'s headers
 # almost everywhere: every object waits for it (order-only; -MMD records the

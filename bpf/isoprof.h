@@ -25,6 +25,15 @@
 #define ISOPROF_MAX_STACK_DEPTH 127
 #define ISOPROF_COMM_LEN 16
 
+/*
+ * User frames, leaf first, whose V8 JS function the sampler reads (walking
+ * the frame-pointer chain that bpf_get_stack() also walks, so frame i of
+ * the walk is user_stack[i]).  JS frames sit above the runtime's own, near
+ * the leaf; 64 covers every JS frame of the deepest stack measured on the
+ * demo (docs/v8-frames.md).
+ */
+#define ISOPROF_MAX_JS_WALK 64
+
 /* isoprof_sample.flags */
 #define ISOPROF_SAMPLE_USER_TRUNCATED (1u << 0)   /* user stack hit the depth cap */
 #define ISOPROF_SAMPLE_KERNEL_TRUNCATED (1u << 1) /* kernel stack hit the depth cap */
@@ -45,10 +54,22 @@ struct isoprof_sample {
 	char comm[ISOPROF_COMM_LEN];
 	__u64 kernel_stack[ISOPROF_MAX_STACK_DEPTH];
 	__u64 user_stack[ISOPROF_MAX_STACK_DEPTH];
+	__u32 user_walked;	/* entries of user_function written (0 without a layout) */
+	__u32 pad;
+	/*
+	 * Per user frame i < user_walked: with a naming layout, the untagged
+	 * address of the frame's SharedFunctionInfo, validated by its map (0:
+	 * not a JS frame, or it did not validate); with a raw (calibration)
+	 * layout, the tagged JSFunction word at fp-16 of JS frames.
+	 */
+	__u64 user_function[ISOPROF_MAX_JS_WALK];
 };
 
-_Static_assert(sizeof(struct isoprof_sample) == 56 + 2 * 8 * ISOPROF_MAX_STACK_DEPTH,
+_Static_assert(sizeof(struct isoprof_sample) ==
+		       56 + 2 * 8 * ISOPROF_MAX_STACK_DEPTH + 8 + 8 * ISOPROF_MAX_JS_WALK,
 	       "isoprof_sample layout");
+_Static_assert(__builtin_offsetof(struct isoprof_sample, user_function) % 8 == 0,
+	       "user_function alignment");
 _Static_assert(__builtin_offsetof(struct isoprof_sample, comm) == 40, "comm offset");
 _Static_assert(__builtin_offsetof(struct isoprof_sample, kernel_stack) == 56,
 	       "kernel_stack offset");
@@ -59,10 +80,30 @@ _Static_assert(__builtin_offsetof(struct isoprof_sample, kernel_stack) == 56,
 struct isoprof_target {
 	__s64 isolate_tls_offset; /* from the thread pointer (fsbase) to g_current_isolate_ */
 	__u32 flags;		  /* ISOPROF_TARGET_* */
-	__u32 pad;
+	__u32 v8_layout;	  /* 1 + index into the v8_layouts map; 0: no JS frames read */
 };
 
 _Static_assert(sizeof(struct isoprof_target) == 16, "isoprof_target layout");
+
+/*
+ * What the sampler needs of one V8 build to read a frame's function
+ * (symbolize/v8layout.h holds the whole layout; userspace fills this from
+ * it).  Offsets are bytes from the untagged object start.
+ */
+#define ISOPROF_V8_LAYOUT_MAX 8
+#define ISOPROF_V8_RAW (1u << 0)	   /* calibration: emit the JSFunction word, read no object */
+#define ISOPROF_V8_COMPRESSED (1u << 1)	   /* 4-byte tagged words in a 4 GiB-aligned cage */
+#define ISOPROF_V8_SFI_BY_TYPE (1u << 2)   /* validate by the map's instance type, not the map word */
+
+struct isoprof_v8_layout {
+	__u32 flags;		/* ISOPROF_V8_* */
+	__u32 fn_sfi;		/* JSFunction -> SharedFunctionInfo field */
+	__u32 sfi_map;		/* the SFI map's compressed word (COMPRESSED, not SFI_BY_TYPE) */
+	__u16 map_instance_type; /* offset of the u16 instance type in a Map (SFI_BY_TYPE) */
+	__u16 sfi_type;		/* the SFI instance type (SFI_BY_TYPE) */
+};
+
+_Static_assert(sizeof(struct isoprof_v8_layout) == 16, "isoprof_v8_layout layout");
 
 /* Per-CPU counters, summed by userspace. */
 struct isoprof_counters {
@@ -72,9 +113,11 @@ struct isoprof_counters {
 	__u64 kernel_stack_errors;
 	__u64 user_truncated;
 	__u64 kernel_truncated;
+	__u64 js_frames;	/* frames with a tagged context at fp-8, read with a layout */
+	__u64 js_unnamed;	/* of those, the function or its SFI could not be read or validated */
 };
 
-_Static_assert(sizeof(struct isoprof_counters) == 48, "isoprof_counters layout");
+_Static_assert(sizeof(struct isoprof_counters) == 64, "isoprof_counters layout");
 
 /*
  * GC probes (bpf/gc.bpf.c): V8's stop-the-world pauses per isolate, and the

@@ -27,6 +27,17 @@ struct {
 	__type(value, struct isoprof_counters);
 } counters SEC(".maps");
 
+/*
+ * How to read a JS frame's function in each V8 build a target runs
+ * (isoprof_target.v8_layout is 1 + the index; userspace fills the entries).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, ISOPROF_V8_LAYOUT_MAX);
+	__type(key, __u32);
+	__type(value, struct isoprof_v8_layout);
+} v8_layouts SEC(".maps");
+
 const volatile bool use_thread_tags = false;
 
 #define STACK_BYTES (ISOPROF_MAX_STACK_DEPTH * sizeof(__u64))
@@ -43,6 +54,150 @@ const volatile __u64 wakeup_bytes = 4 << 20;
 static __always_inline bool in_kernel(struct bpf_perf_event_data *ctx)
 {
 	return (__s64)PT_REGS_IP(&ctx->regs) < 0;
+}
+
+/* V8 tags heap pointers with bit 0; bit 1 marks a weak reference. */
+#define V8_UNTAG(w) ((w) & ~3ULL)
+#define V8_CAGE(w) ((w) & 0xffffffff00000000ULL)
+
+/*
+ * The tagged pointer in the field at off of the object at obj (untagged),
+ * decompressed against the cage of cage_of when the layout is compressed;
+ * 0 when unreadable or not a heap object.
+ */
+static __always_inline __u64 v8_read_tagged(const struct isoprof_v8_layout *l, __u64 obj,
+					    __u32 off, __u64 cage_of)
+{
+	__u64 w = 0;
+
+	if (l->flags & ISOPROF_V8_COMPRESSED) {
+		__u32 c;
+
+		if (bpf_probe_read_user(&c, sizeof(c), (void *)(obj + off)))
+			return 0;
+		w = V8_CAGE(cage_of) + c;
+	} else if (bpf_probe_read_user(&w, sizeof(w), (void *)(obj + off))) {
+		return 0;
+	}
+	return (w & 1) ? w : 0;
+}
+
+/*
+ * What user_function holds for a frame whose fp-16 and fp-8 slots are fn
+ * and context (see isoprof.h): 0 for a frame that is not JavaScript.  V8
+ * frames keep the context (tagged, odd) at fp-8 and the JSFunction at
+ * fp-16; its other frames keep an even Smi marker at fp-8.
+ *
+ * A global function, so the verifier checks it once rather than once per
+ * iteration of the 64-frame walk (6.18: 4,669 instructions processed for
+ * the whole program, 44,545 with this inlined), which leaves 6.1's weaker
+ * loop pruning a wide margin, for one BPF call per frame.
+ */
+__noinline __u64 v8_frame_function(const struct isoprof_v8_layout *l, __u64 fn, __u64 context,
+				   struct isoprof_counters *cnt)
+{
+	__u64 sfi, map;
+	bool valid;
+
+	if (!l || !cnt || !(context & 1) || !(fn & 1))
+		return 0;
+	if (l->flags & ISOPROF_V8_RAW)
+		return fn;
+	cnt->js_frames++;
+	/*
+	 * JSFunctions are often young and move, so the SFI is read now; SFIs
+	 * stay put (none of 2,158 moved across five full mark-compact GCs on
+	 * workerd), so userspace names them from the address later.  The map
+	 * check keeps a misread word (a frame torn at a prologue, a native
+	 * frame with odd slots) from being named as something else.
+	 */
+	sfi = v8_read_tagged(l, V8_UNTAG(fn), l->fn_sfi, fn);
+	if (!sfi)
+		goto unnamed;
+	sfi = V8_UNTAG(sfi);
+	if ((l->flags & ISOPROF_V8_COMPRESSED) && !(l->flags & ISOPROF_V8_SFI_BY_TYPE)) {
+		__u32 m;
+
+		valid = !bpf_probe_read_user(&m, sizeof(m), (void *)sfi) && m == l->sfi_map;
+	} else {
+		__u16 type;
+
+		map = v8_read_tagged(l, sfi, 0, sfi);
+		valid = map &&
+			!bpf_probe_read_user(&type, sizeof(type),
+					     (void *)(V8_UNTAG(map) + l->map_instance_type)) &&
+			type == l->sfi_type;
+	}
+	if (valid)
+		return sfi;
+unnamed:
+	cnt->js_unnamed++;
+	return 0;
+}
+
+/*
+ * The user frame pointer at the tick.  A tick in the kernel (a syscall, a
+ * page fault) has the user registers where the kernel saved them on entry,
+ * which is also where bpf_get_stack() starts the user stack from.  arm64
+ * keeps its frame record and link register differently: not walked there.
+ */
+static __always_inline __u64 user_frame_pointer(struct bpf_perf_event_data *ctx)
+{
+#if defined(__TARGET_ARCH_x86)
+	struct pt_regs *regs;
+
+	if (!in_kernel(ctx))
+		return PT_REGS_FP(&ctx->regs);
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return PT_REGS_FP_CORE(regs);
+#else
+	return 0;
+#endif
+}
+
+/*
+ * Fill user_function[] along the frame-pointer chain, in step with the
+ * user stack bpf_get_stack() wrote: the frame at fp is that of the code at
+ * user_stack[i], and its return address is user_stack[i + 1].  The walk
+ * stops where the two part (a frame the chain does not reach the same way)
+ * and never goes down the stack, so a garbage rbp ends it instead of
+ * looping.
+ *
+ * A user read costs about the same whatever its size (the checks of
+ * copy_from_user_nofault()), and the walk covers every user frame, not
+ * only the JS ones near the leaf (workerd: ~32 user frames a sample, ~5 of
+ * them JS): one 32-byte read per frame takes the function, the context and
+ * the link together.  Measured on a 2-vCPU VM, run-time stats of samplers
+ * running side by side: +3.5 us a sample with two reads per frame, +1.5 us
+ * with one (4.6 us without the walk); naming the SFIs adds ~1 us more.
+ */
+static __always_inline void walk_js_frames(struct bpf_perf_event_data *ctx,
+					   const struct isoprof_target *target,
+					   struct isoprof_sample *s, long user_bytes,
+					   struct isoprof_counters *cnt)
+{
+	__u32 idx = target->v8_layout - 1, walked = 0;
+	const struct isoprof_v8_layout *l;
+	__u64 nuser, fp, frame[4];
+
+	if (idx >= ISOPROF_V8_LAYOUT_MAX || user_bytes <= 0)
+		return;
+	l = bpf_map_lookup_elem(&v8_layouts, &idx);
+	fp = user_frame_pointer(ctx);
+	if (!l || !fp)
+		return;
+	nuser = user_bytes / sizeof(__u64);
+	for (__u32 i = 0; i < ISOPROF_MAX_JS_WALK && i < nuser; i++) {
+		/* fp-16: JSFunction, fp-8: context, fp: caller's fp, fp+8: return address */
+		if (bpf_probe_read_user(frame, sizeof(frame), (void *)(fp - 16)))
+			break;
+		s->user_function[i] = v8_frame_function(l, frame[0], frame[1], cnt);
+		walked = i + 1;
+		if (i + 1 >= nuser || frame[3] != s->user_stack[i + 1] || frame[2] <= fp)
+			break;
+		fp = frame[2];
+	}
+	s->user_walked = walked;
 }
 
 SEC("perf_event")
@@ -109,6 +264,12 @@ int isoprof_sample_cpu(struct bpf_perf_event_data *ctx)
 		s->flags |= ISOPROF_SAMPLE_USER_TRUNCATED;
 		cnt->user_truncated++;
 	}
+
+	/* ring memory is not zeroed: the count is always written, entries up to it */
+	s->user_walked = 0;
+	s->pad = 0;
+	if (target->v8_layout)
+		walk_js_frames(ctx, target, s, n, cnt);
 
 	bpf_ringbuf_submit(s, bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
 				      BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);

@@ -15,6 +15,7 @@
  * tables are read on first use or by symbolizer__preload().
  */
 #include "symbolize/symbolizer.h"
+#include "symbolize/v8heap.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,6 +86,7 @@ struct seg {
 struct uproc {
 	pid_t pid;
 	struct perfmap *perfmap; /* NULL when its path could not be found */
+	struct v8heap *heap;	/* JS functions read from its heap; NULL: no layout */
 	int perfmap_err;	/* last perfmap__update() error; -ENOENT: no map (yet) */
 	bool perfmap_read;	/* perfmap__update() ran at least once */
 	uint64_t perfmap_read_ns; /* CLOCK_MONOTONIC of the last update */
@@ -267,6 +269,7 @@ static void uproc_free(struct uproc *p)
 	size_t i;
 
 	perfmap__free(p->perfmap);
+	v8heap__free(p->heap);
 	for (i = 0; i < p->nr_hist; i++)
 		free(p->hist[i]);
 	free(p->hist);
@@ -1026,6 +1029,60 @@ int symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t ip,
 	out->name = sym.demangled;
 	out->system_name = sym.name;
 	out->symbol_offset = vaddr - sym.addr;
+	out->miss = SYM_OK;
+	return 0;
+}
+
+int symbolizer__set_v8_layout(struct symbolizer *s, pid_t pid, const struct v8_layout *layout)
+{
+	struct uproc *p = find_proc(s, pid);
+
+	if (!p)
+		return -ESRCH;
+	v8heap__free(p->heap);
+	p->heap = layout ? v8heap__new(pid, layout) : NULL;
+	return layout && !p->heap ? -ENOMEM : 0;
+}
+
+bool symbolizer__has_v8_layout(struct symbolizer *s, pid_t pid)
+{
+	struct uproc *p = find_proc(s, pid);
+
+	return p && p->heap;
+}
+
+int symbolizer__resolve_v8_function(struct symbolizer *s, pid_t pid, uint64_t sfi,
+				    bool interpreted, struct sym_frame *out)
+{
+	struct uproc *p = find_proc(s, pid);
+	struct v8heap_function fn;
+	char system[V8HEAP_NAME_MAX * 8 + 64];
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->miss = SYM_MISS_ANON;
+	if (!p || !p->heap)
+		return p ? -ENOENT : -ESRCH;
+	err = v8heap__function(p->heap, sfi, &fn);
+	if (err)
+		return err;
+	/*
+	 * The perf map's shape, tier marker included, so that every reader
+	 * of system names (cross-check, SVG, convert) takes it as it is: "~"
+	 * for the interpreter; JIT code's tier is not read from the heap.
+	 */
+	snprintf(system, sizeof(system), "JS:%s%s %s:%u:%u", interpreted ? "~" : "", fn.name,
+		 fn.script ? fn.script : "", fn.line, fn.column);
+	out->kind = SYM_FRAME_JIT;
+	out->jit_kind = V8NAME_JS;
+	out->system_name = intern(s, system);
+	out->name = intern(s, *fn.name ? fn.name : "(anonymous)");
+	out->file = fn.script ? intern(s, fn.script) : NULL;
+	if (!out->system_name || !out->name || (fn.script && !out->file))
+		return -ENOMEM;
+	out->line = fn.line;
+	out->column = fn.column;
+	out->jit_tier = interpreted ? v8name_tier__str(V8NAME_TIER_INTERPRETED) : "";
 	out->miss = SYM_OK;
 	return 0;
 }

@@ -155,6 +155,27 @@ const struct sym_mapping *symbolizer__main_mapping(struct symbolizer *s, pid_t p
 /* Does the process have a perf map (V8 run with --perf-basic-prof)? */
 bool symbolizer__has_perfmap(struct symbolizer *s, pid_t pid);
 
+struct v8_layout;
+
+/*
+ * Name pid's JS frames from its heap (symbolize/v8heap.h) with layout
+ * (copied; NULL: stop).  0, -ESRCH (untracked pid), -ENOMEM.
+ */
+int symbolizer__set_v8_layout(struct symbolizer *s, pid_t pid, const struct v8_layout *layout);
+bool symbolizer__has_v8_layout(struct symbolizer *s, pid_t pid);
+
+/*
+ * A JS frame from the SharedFunctionInfo the sampler read at its frame
+ * pointer (isoprof_sample.user_function): kind SYM_FRAME_JIT, jit_kind
+ * V8NAME_JS, the function, script, line and column of its start, and a
+ * system name in the perf map's shape.  interpreted: the frame runs in
+ * V8's interpreter (its pc is the interpreter's).  0; -ENOENT without a
+ * layout for pid, -ESRCH untracked, -EINVAL/-EFAULT when the address
+ * holds no SFI the layout can read, -ENOMEM.
+ */
+int symbolizer__resolve_v8_function(struct symbolizer *s, pid_t pid, uint64_t sfi,
+				    bool interpreted, struct sym_frame *out);
+
 /* Resolve a kernel address from /proc/kallsyms; always fills *out. */
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *out);
 

@@ -115,12 +115,139 @@ static void many_distinct_stacks(void **state)
 	sample_store__free(st);
 }
 
+/* user_walked and user_function as the sampler writes them, garbage past walked */
+static void walk(struct isoprof_sample *s, __u32 walked, const __u64 *fns, size_t n)
+{
+	for (size_t i = 0; i < ISOPROF_MAX_JS_WALK; i++)
+		s->user_function[i] = 0xdead0000 + i; /* ring memory is not zeroed */
+	s->user_walked = walked;
+	for (size_t i = 0; i < n; i++)
+		s->user_function[i] = fns[i];
+}
+
+static void functions_are_part_of_the_stack(void **state)
+{
+	const __u64 a[] = { 0, 0x9b900001234, 0 }, b[] = { 0, 0x9b900005678, 0 };
+	const __u64 zeros[] = { 0, 0, 0 };
+	struct sample_store *st = sample_store__new();
+	const struct stored_sample *all;
+	struct stored_stack stack;
+	struct isoprof_sample s;
+	(void)state;
+
+	assert_non_null(st);
+	fill(&s, 10, 11, "main", 1, 5, 1);
+	assert_int_equal(sample_store__add(st, &s), 0); /* 0: no layout */
+	walk(&s, 3, a, 3);
+	assert_int_equal(sample_store__add(st, &s), 0); /* 1: same ips, function a */
+	walk(&s, 3, b, 3);
+	assert_int_equal(sample_store__add(st, &s), 0); /* 2: function b */
+	walk(&s, 2, a, 2);
+	assert_int_equal(sample_store__add(st, &s), 0); /* 3: a again, walked less */
+	walk(&s, 3, zeros, 3);
+	assert_int_equal(sample_store__add(st, &s), 0); /* 4: walked, no JS frame */
+	walk(&s, 1000, (const __u64[]){ 0, a[1], 0, 0, 0 }, 5);
+	assert_int_equal(sample_store__add(st, &s), 0); /* 5: walked past nuser: clamped */
+
+	all = sample_store__samples(st);
+	assert_int_equal(sample_store__stack_count(st), 3);
+	assert_int_not_equal(all[0].stack_id, all[1].stack_id);
+	assert_int_not_equal(all[1].stack_id, all[2].stack_id);
+	assert_int_equal(all[3].stack_id, all[1].stack_id);
+	assert_int_equal(all[4].stack_id, all[0].stack_id);
+
+	sample_store__stack(st, all[0].stack_id, &stack);
+	assert_null(stack.functions);
+	sample_store__stack(st, all[1].stack_id, &stack);
+	assert_non_null(stack.functions);
+	assert_int_equal(stack.nuser, 5);
+	assert_int_equal(stack.ips[stack.nkernel], 0x400000 + 16);
+	assert_int_equal(stack.functions[0], 0);
+	assert_int_equal(stack.functions[1], a[1]);
+	for (int i = 2; i < 5; i++) /* past the walk: 0, not what the ring held */
+		assert_int_equal(stack.functions[i], 0);
+	sample_store__stack(st, all[2].stack_id, &stack);
+	assert_int_equal(stack.functions[1], b[1]);
+
+	/* past nuser, and past ISOPROF_MAX_JS_WALK: neither read */
+	fill(&s, 10, 11, "main", 0, 2, 2);
+	walk(&s, 3, (const __u64[]){ 7, 8, 9 }, 3);
+	assert_int_equal(sample_store__add(st, &s), 0);
+	sample_store__stack(st, sample_store__samples(st)[6].stack_id, &stack);
+	assert_int_equal(stack.nuser, 2);
+	assert_int_equal(stack.functions[0], 7);
+	assert_int_equal(stack.functions[1], 8);
+	fill(&s, 10, 11, "main", 0, ISOPROF_MAX_STACK_DEPTH, 3);
+	walk(&s, ISOPROF_MAX_STACK_DEPTH, NULL, 0);
+	assert_int_equal(sample_store__add(st, &s), 0);
+	sample_store__stack(st, sample_store__samples(st)[7].stack_id, &stack);
+	assert_non_null(stack.functions);
+	assert_int_equal(stack.functions[ISOPROF_MAX_JS_WALK - 1],
+			 0xdead0000 + ISOPROF_MAX_JS_WALK - 1);
+	for (int i = ISOPROF_MAX_JS_WALK; i < ISOPROF_MAX_STACK_DEPTH; i++)
+		assert_int_equal(stack.functions[i], 0);
+	sample_store__free(st);
+}
+
+/* A stack without functions takes no more room than before they existed. */
+static void no_room_for_absent_functions(void **state)
+{
+	struct sample_store *st = sample_store__new();
+	struct stored_stack first, second, third;
+	struct isoprof_sample s;
+	(void)state;
+
+	fill(&s, 1, 1, "x", 2, 3, 1);
+	assert_int_equal(sample_store__add(st, &s), 0);
+	fill(&s, 1, 1, "x", 2, 3, 2);
+	walk(&s, 3, (const __u64[]){ 0, 0, 0x11 }, 3);
+	assert_int_equal(sample_store__add(st, &s), 0);
+	fill(&s, 1, 1, "x", 2, 3, 3);
+	assert_int_equal(sample_store__add(st, &s), 0);
+	/* the stacks' words are consecutive in one array */
+	sample_store__stack(st, 0, &first);
+	sample_store__stack(st, 1, &second);
+	sample_store__stack(st, 2, &third);
+	assert_int_equal(second.ips - first.ips, 2 + 3);
+	assert_int_equal(third.ips - second.ips, 2 + 3 + 3);
+	assert_ptr_equal(second.functions, second.ips + 5);
+	assert_null(third.functions);
+	sample_store__free(st);
+}
+
+/* Many stacks that differ only by their functions, across the tables' growth. */
+static void many_function_variants(void **state)
+{
+	struct sample_store *st = sample_store__new();
+	const struct stored_sample *all;
+	struct stored_stack stack;
+	struct isoprof_sample s;
+	(void)state;
+
+	for (int round = 0; round < 2; round++)
+		for (__u64 i = 0; i < 5000; i++) {
+			fill(&s, 7, 7, "w", 0, 10, 1);
+			walk(&s, 10, (const __u64[]){ 0, 0x9b900000001 + 2 * i }, 2);
+			assert_int_equal(sample_store__add(st, &s), 0);
+		}
+	assert_int_equal(sample_store__stack_count(st), 5000);
+	all = sample_store__samples(st);
+	for (size_t i = 0; i < 5000; i++)
+		assert_int_equal(all[5000 + i].stack_id, all[i].stack_id);
+	sample_store__stack(st, all[4321].stack_id, &stack);
+	assert_int_equal(stack.functions[1], 0x9b900000001 + 2 * 4321);
+	sample_store__free(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(interns_stacks_and_comms),
 		cmocka_unit_test(survives_errors_and_full_stacks),
 		cmocka_unit_test(many_distinct_stacks),
+		cmocka_unit_test(functions_are_part_of_the_stack),
+		cmocka_unit_test(no_room_for_absent_functions),
+		cmocka_unit_test(many_function_variants),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -35,6 +35,7 @@ struct writer {
 	size_t mapping_ids_cap;
 	uint64_t kernel_mapping_id;
 	struct cpu_profile_stats *stats;
+	struct symbolizer *sym;
 };
 
 static uint64_t mapping_id(struct writer *w, const struct sym_mapping *m, bool has_functions)
@@ -125,7 +126,8 @@ static uint64_t location_for(struct writer *w, uint32_t idx)
 		map_id = mapping_id(w, f->sym.mapping, f->sym.name != NULL);
 	else
 		map_id = 0;
-	if (f->sym.miss == SYM_MISS_NO_PERFMAP)
+	/* with a V8 layout, JS is named from the heap: the flags are no remedy */
+	if (f->sym.miss == SYM_MISS_NO_PERFMAP && !(w->sym && symbolizer__has_v8_layout(w->sym, f->pid)))
 		note_no_perfmap(w->stats, f->pid);
 
 	if (f->sym.name) {
@@ -275,7 +277,7 @@ int cpu_profile__build(const struct sample_store *store, const struct frame_tabl
 	const struct stored_sample *samples = sample_store__samples(store);
 	size_t nsamples = sample_store__count(store);
 	struct cpu_profile_stats local_stats;
-	struct writer w = { .ft = ft };
+	struct writer w = { .ft = ft, .sym = sym };
 	int err = 0;
 
 	w.stats = stats ? stats : &local_stats;

@@ -15,6 +15,7 @@
 /* What a frame is found by while the table is built: one per frame. */
 struct frame_key {
 	uint64_t ip;
+	uint64_t function;	/* the SFI the sampler read at the frame (user frames), or 0 */
 	uint32_t pid;
 	uint32_t flags;		/* FRAME_KEY_* */
 };
@@ -35,6 +36,7 @@ struct frame_table {
 	size_t nstrings, strings_cap;
 	struct stack_view *stacks;
 	size_t nstacks;
+	size_t heap_named, heap_refused, heap_checked, heap_agree;
 };
 
 static bool starts_with(const char *s, const char *prefix)
@@ -114,7 +116,7 @@ static enum frame_class classify(const struct frame *f)
 
 static uint32_t key_hash(const struct frame_key *k)
 {
-	return hash__fold32(hash__word(hash__word(HASH_SEED, k->ip),
+	return hash__fold32(hash__word(hash__word(hash__word(HASH_SEED, k->ip), k->function),
 				       (uint64_t)k->pid << 32 | k->flags));
 }
 
@@ -214,6 +216,55 @@ static int name_from_code_log(struct frame_table *ft, struct isolate_registry *r
 	return 0;
 }
 
+/*
+ * The pc of V8's interpreter: an interpreted function's frame runs there
+ * (without --interpreted-frames-native-stack, which copies it per function
+ * into JIT memory), so the function comes from the frame, not the pc.
+ */
+static bool is_interpreter(const struct frame *f)
+{
+	return f->sym.name && !f->kernel &&
+	       (starts_with(f->sym.name, "Builtins_InterpreterEntryTrampoline") ||
+		starts_with(f->sym.name, "Builtins_InterpreterEnterAtBytecode"));
+}
+
+/*
+ * JIT code no perf map or code log names, and interpreted frames: named
+ * from the SharedFunctionInfo the sampler read at the frame pointer.  Where
+ * the perf map names the frame too, it wins and the two are compared.
+ */
+static int name_from_heap(struct frame_table *ft, struct symbolizer *sym, struct frame *f,
+			  uint64_t sfi)
+{
+	struct sym_frame heap;
+	bool interp = is_interpreter(f);
+	int err;
+
+	if (!sfi || f->kernel || !(f->jit || interp))
+		return 0;
+	err = symbolizer__resolve_v8_function(sym, f->pid, sfi, interp, &heap);
+	if (err == -ENOMEM)
+		return err;
+	if (err) {
+		ft->heap_refused++;
+		return 0;
+	}
+	if (f->sym.kind == SYM_FRAME_JIT && f->sym.jit_kind == V8NAME_JS) {
+		ft->heap_checked++;
+		ft->heap_agree += f->sym.name && !strcmp(f->sym.name, heap.name);
+		return 0;
+	}
+	if (f->sym.kind == SYM_FRAME_JIT)
+		return 0;
+	heap.mapping = f->sym.mapping;
+	heap.symbol_offset = f->sym.symbol_offset;
+	f->sym = heap;
+	f->jit = true;
+	f->from_heap = true;
+	ft->heap_named++;
+	return 0;
+}
+
 /* A new frame for key, symbolized and classified. */
 static int frame_new(struct frame_table *ft, struct symbolizer *sym, struct isolate_registry *reg,
 		     const struct frame_key *key)
@@ -240,6 +291,8 @@ static int frame_new(struct frame_table *ft, struct symbolizer *sym, struct isol
 		 f->sym.miss == SYM_MISS_NO_PERFMAP;
 	if (name_from_code_log(ft, reg, f))
 		return -ENOMEM;
+	if (name_from_heap(ft, sym, f, key->function))
+		return -ENOMEM;
 	f->cls = classify(f);
 	if (add_inlined(ft, reg, f))
 		return -ENOMEM;
@@ -250,10 +303,11 @@ static int frame_new(struct frame_table *ft, struct symbolizer *sym, struct isol
 /* The frame for (pid, ip), symbolized on first sight.  -ENOMEM. */
 static int frame_for(struct frame_table *ft, struct symbolizer *sym,
 		     struct isolate_registry *reg, uint32_t pid, bool kernel, bool return_address,
-		     uint64_t ip, uint32_t *idx)
+		     uint64_t ip, uint64_t function, uint32_t *idx)
 {
 	struct frame_key key = {
 		.ip = ip,
+		.function = function,
 		.pid = kernel ? 0 : pid,
 		.flags = (kernel ? FRAME_KEY_KERNEL : 0) | (return_address ? FRAME_KEY_RETURN : 0),
 	};
@@ -392,14 +446,14 @@ struct frame_table *frame_table__build(const struct sample_store *store, struct 
 
 		sample_store__stack(store, id, &st);
 		for (size_t i = 0; i < st.nkernel; i++)
-			if (frame_for(ft, sym, reg, st.pid, true, i > 0, st.ips[i], &out[i]))
+			if (frame_for(ft, sym, reg, st.pid, true, i > 0, st.ips[i], 0, &out[i]))
 				goto fail;
 		for (size_t i = 0; i < st.nuser; i++) {
 			/* In a syscall, the user "leaf" is the return address after it. */
 			bool ret = i > 0 || st.nkernel > 0;
 
 			if (frame_for(ft, sym, reg, st.pid, false, ret, st.ips[st.nkernel + i],
-				      &out[st.nkernel + i]))
+				      st.functions ? st.functions[i] : 0, &out[st.nkernel + i]))
 				goto fail;
 		}
 		v->frames = out;
@@ -433,6 +487,14 @@ void frame_table__free(struct frame_table *ft)
 	free(ft->indices);
 	free(ft->stacks);
 	free(ft);
+}
+
+void frame_table__heap_stats(const struct frame_table *ft, struct frame_heap_stats *out)
+{
+	out->named = ft->heap_named;
+	out->refused = ft->heap_refused;
+	out->checked = ft->heap_checked;
+	out->agree = ft->heap_agree;
 }
 
 size_t frame_table__count(const struct frame_table *ft)

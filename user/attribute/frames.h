@@ -63,6 +63,7 @@ struct frame {
 	bool kernel;
 	bool jit;		/* JIT code, named or not */
 	bool from_code_log;	/* JIT code the perf map did not name, named by the code log */
+	bool from_heap;		/* ... nor the code log: named from V8's heap (the frame's SFI) */
 	enum frame_class cls;
 };
 
@@ -88,6 +89,16 @@ struct frame_table;
 struct frame_table *frame_table__build(const struct sample_store *store, struct symbolizer *sym,
 				       struct isolate_registry *reg);
 void frame_table__free(struct frame_table *ft);
+
+/* Frames named from V8's heap, and how those the perf map named compare. */
+struct frame_heap_stats {
+	size_t named;		/* distinct frames named from the heap */
+	size_t refused;		/* distinct frames whose SFI did not read as one */
+	size_t checked;		/* distinct frames the perf map and the heap both named */
+	size_t agree;		/* ... with the same function name */
+};
+
+void frame_table__heap_stats(const struct frame_table *ft, struct frame_heap_stats *out);
 
 size_t frame_table__count(const struct frame_table *ft);
 const struct frame *frame_table__frame(const struct frame_table *ft, uint32_t idx);

@@ -10,12 +10,19 @@
 #include "lib/index_table.h"
 #include "user/capture/sample_store.h"
 
+/*
+ * A stack's words in st->ips: nkernel + nuser addresses, then, only when
+ * nfunctions > 0, nuser function words (zero from nfunctions on).  Stacks
+ * without functions, all of them without a V8 layout, cost nothing more.
+ */
 struct stack_entry {
 	uint64_t ips_offset;	/* into st->ips */
 	uint32_t pid;
 	uint16_t nkernel;
 	uint16_t nuser;
 	uint32_t hash;		/* also in the index; here it saves a cache miss per probe */
+	uint16_t nfunctions;	/* up to the last non-zero function word */
+	uint16_t pad;
 };
 
 struct sample_store {
@@ -37,18 +44,22 @@ struct sample_store {
 /* What a stack is interned by: sample_store__add() hashes it once. */
 struct stack_key {
 	uint32_t pid;
-	const __u64 *k, *u;
-	size_t nk, nu;
+	const __u64 *k, *u, *f;
+	size_t nk, nu, nf;	/* nf <= nu, and f[nf - 1] != 0 */
 };
 
 static uint32_t stack_hash(const struct stack_key *key)
 {
-	uint64_t h = hash__word(HASH_SEED, ((uint64_t)key->pid << 32) | (key->nk << 16) | key->nu);
+	/* nk, nu <= 127 and nf <= 64: each has its own bits */
+	uint64_t h = hash__word(HASH_SEED, ((uint64_t)key->pid << 32) | (key->nf << 24) |
+						   (key->nk << 16) | key->nu);
 
 	for (size_t i = 0; i < key->nk; i++)
 		h = hash__word(h, key->k[i]);
 	for (size_t i = 0; i < key->nu; i++)
 		h = hash__word(h, key->u[i]);
+	for (size_t i = 0; i < key->nf; i++)
+		h = hash__word(h, key->f[i]);
 	return hash__fold32(h);
 }
 
@@ -87,9 +98,10 @@ static bool stack_is(const struct sample_store *st, uint32_t index, uint32_t h,
 	const __u64 *ips = st->ips + e->ips_offset;
 
 	return e->hash == h && e->pid == key->pid && e->nkernel == key->nk &&
-	       e->nuser == key->nu &&
+	       e->nuser == key->nu && e->nfunctions == key->nf &&
 	       !memcmp(ips, key->k, key->nk * sizeof(*key->k)) &&
-	       !memcmp(ips + key->nk, key->u, key->nu * sizeof(*key->u));
+	       !memcmp(ips + key->nk, key->u, key->nu * sizeof(*key->u)) &&
+	       !memcmp(ips + key->nk + key->nu, key->f, key->nf * sizeof(*key->f));
 }
 
 /* The stack's id, or -1 and *slot: the empty slot it belongs in. */
@@ -111,8 +123,10 @@ static inline long find_stack(const struct sample_store *st, uint32_t h,
 static int intern_stack(struct sample_store *st, const struct stack_key *key, uint32_t *id)
 {
 	uint32_t h = stack_hash(key);
+	size_t words = key->nk + key->nu + (key->nf ? key->nu : 0);
 	struct stack_entry *e;
 	size_t slot = 0, mask;
+	__u64 *out;
 	long i;
 
 	i = find_stack(st, h, key, &slot);
@@ -123,7 +137,7 @@ static int intern_stack(struct sample_store *st, const struct stack_key *key, ui
 	mask = st->stack_index.mask;
 	if (index_table__reserve(&st->stack_index) ||
 	    array_grow(&st->stacks, &st->stacks_cap, st->nstacks + 1) ||
-	    array_grow(&st->ips, &st->ips_cap, st->nips + key->nk + key->nu))
+	    array_grow(&st->ips, &st->ips_cap, st->nips + words))
 		return -ENOMEM;
 	if (st->stack_index.mask != mask)
 		find_stack(st, h, key, &slot);
@@ -133,9 +147,17 @@ static int intern_stack(struct sample_store *st, const struct stack_key *key, ui
 	e->nkernel = key->nk;
 	e->nuser = key->nu;
 	e->hash = h;
-	memcpy(st->ips + st->nips, key->k, key->nk * sizeof(*key->k));
-	memcpy(st->ips + st->nips + key->nk, key->u, key->nu * sizeof(*key->u));
-	st->nips += key->nk + key->nu;
+	e->nfunctions = key->nf;
+	e->pad = 0;
+	out = st->ips + st->nips;
+	memcpy(out, key->k, key->nk * sizeof(*key->k));
+	memcpy(out + key->nk, key->u, key->nu * sizeof(*key->u));
+	if (key->nf) {
+		out += key->nk + key->nu;
+		memcpy(out, key->f, key->nf * sizeof(*key->f));
+		memset(out + key->nf, 0, (key->nu - key->nf) * sizeof(*out));
+	}
+	st->nips += words;
 	index_table__set(&st->stack_index, slot, h, (uint32_t)st->nstacks);
 	*id = st->nstacks++;
 	return 0;
@@ -193,6 +215,20 @@ static size_t depth(__s32 bytes)
 	return bytes / sizeof(__u64);
 }
 
+/* Function words up to the last non-zero one among the walked frames. */
+static size_t functions(const struct isoprof_sample *s, size_t nuser)
+{
+	size_t n = s->user_walked;
+
+	if (n > ISOPROF_MAX_JS_WALK)
+		n = ISOPROF_MAX_JS_WALK;
+	if (n > nuser)
+		n = nuser;
+	while (n && !s->user_function[n - 1])
+		n--;
+	return n;
+}
+
 int sample_store__add(struct sample_store *st, const struct isoprof_sample *s)
 {
 	struct stack_key key = {
@@ -201,11 +237,13 @@ int sample_store__add(struct sample_store *st, const struct isoprof_sample *s)
 		.nk = depth(s->kernel_stack_bytes),
 		.u = s->user_stack,
 		.nu = depth(s->user_stack_bytes),
+		.f = s->user_function,
 	};
 	struct stored_sample *out;
 	uint32_t stack_id, comm_id;
 	int err;
 
+	key.nf = functions(s, key.nu);
 	if (array_grow(&st->samples, &st->samples_cap, st->nsamples + 1))
 		return -ENOMEM;
 	err = intern_stack(st, &key, &stack_id);
@@ -248,6 +286,7 @@ void sample_store__stack(const struct sample_store *st, uint32_t id, struct stor
 	out->nkernel = e->nkernel;
 	out->nuser = e->nuser;
 	out->ips = st->ips + e->ips_offset;
+	out->functions = e->nfunctions ? out->ips + e->nkernel + e->nuser : NULL;
 }
 
 const char *sample_store__comm(const struct sample_store *st, uint32_t id)

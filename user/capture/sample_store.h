@@ -4,8 +4,9 @@
  *
  * Each sample keeps its own time, pid, tid, cpu, isolate and thread name,
  * so later stages can split by isolate or by time; stacks (kernel + user
- * addresses, per process) and thread names are interned, so memory grows
- * with distinct stacks, not with samples.  Adding is amortized O(depth).
+ * addresses and the user frames' V8 functions, per process) and thread
+ * names are interned, so memory grows with distinct stacks, not with
+ * samples.  Adding is amortized O(depth).
  *
  * Errors: -ENOMEM.  Pointers returned stay valid until the next add.
  */
@@ -33,6 +34,13 @@ struct stored_stack {
 	uint16_t nkernel;	/* kernel frames, leaf first */
 	uint16_t nuser;		/* then user frames, leaf first */
 	const __u64 *ips;	/* nkernel + nuser addresses */
+	/*
+	 * NULL when the sample's isoprof_sample.user_function had no non-zero
+	 * entry; else nuser words, functions[i] for the frame at ips[nkernel + i]
+	 * (0 past user_walked).  Part of the stack's identity: the same
+	 * addresses with other functions are another stack.
+	 */
+	const __u64 *functions;
 };
 
 struct sample_store;

@@ -161,6 +161,19 @@ int sampler__add_target(struct sampler *s, pid_t pid, const struct isoprof_targe
 	return 0;
 }
 
+int sampler__set_v8_layout(struct sampler *s, unsigned int index,
+			   const struct isoprof_v8_layout *l)
+{
+	__u32 key = index;
+
+	if (index >= ISOPROF_V8_LAYOUT_MAX || !l)
+		return -EINVAL;
+	if (bpf_map__update_elem(s->skel->maps.v8_layouts, &key, sizeof(key), l, sizeof(*l),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int sampler__remove_target(struct sampler *s, pid_t pid)
 {
 	__u32 key = pid;

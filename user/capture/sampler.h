@@ -4,6 +4,8 @@
  *
  *   sampler__new()        open, size the maps, load
  *   sampler__add_target() which processes to keep (before or after start)
+ *   sampler__set_v8_layout() how to read JS frames of a V8 build, for targets
+ *                         that name it
  *   sampler__start()      one cpu-clock perf event per online CPU, attached
  *   sampler__poll()       hands each ring buffer record to the callback
  *   sampler__stop()       detaches and closes the events, drains the ring
@@ -48,6 +50,16 @@ void sampler__free(struct sampler *s);
 
 int sampler__add_target(struct sampler *s, pid_t pid, const struct isoprof_target *target);
 int sampler__remove_target(struct sampler *s, pid_t pid);
+
+/*
+ * How to read JS frames in one V8 build: entry index (< ISOPROF_V8_LAYOUT_MAX)
+ * of the sampler's layouts, used by the targets whose isoprof_target.v8_layout
+ * is index + 1.  Set it after sampler__new() and before adding the targets
+ * that name it (an entry never set is all zeros, which is no build's
+ * layout).  -EINVAL for an index out of range.
+ */
+int sampler__set_v8_layout(struct sampler *s, unsigned int index,
+			   const struct isoprof_v8_layout *l);
 
 /* Attach to every online CPU.  Returns the number of CPUs, or -errno. */
 int sampler__start(struct sampler *s);

@@ -6,11 +6,13 @@
 #include <argp.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/monotime.h"
 #include "user/capture/caps.h"
 #include "user/cmd/commands.h"
+#include "user/v8/calibration.h"
 #include "user/cmd/options.h"
 #include "user/cmd/record.h"
 
@@ -18,7 +20,8 @@
 #define MAX_DURATION_MS 50000
 #define MAX_FREQUENCY_HZ 20000
 
-enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NO_GC_PROBES, OPT_JSON, OPT_NAMESPACE, OPT_ACTOR };
+enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NO_GC_PROBES, OPT_JSON, OPT_NAMESPACE, OPT_ACTOR,
+       OPT_STATE_DIR, OPT_NO_CALIBRATE };
 
 #define ACTOR_ID_LEN 64
 
@@ -63,6 +66,12 @@ static const struct argp_option record_options[] = {
 	{ "no-gc-probes", OPT_NO_GC_PROBES, NULL, 0,
 	  "No uprobes on V8's garbage collector: no GC pauses per isolate, and GC jobs on "
 	  "V8's platform threads stay outside isolates", 0 },
+	{ "state-dir", OPT_STATE_DIR, "DIR", 0,
+	  "Where calibrated V8 layouts are kept (default $" V8LAYOUT_STATE_DIR_ENV ", else " V8LAYOUT_DEFAULT_STATE_DIR "): with "
+	  "one for a runtime's binary, its JS frames are named with no V8 flags", 0 },
+	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,
+	  "Never calibrate a runtime binary that has no layout yet (its JS stays unnamed "
+	  "without a perf map)", 0 },
 	{ 0 },
 };
 
@@ -136,6 +145,12 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_NO_GC_PROBES:
 		env->no_gc_probes = true;
 		break;
+	case OPT_STATE_DIR:
+		env->state_dir = arg;
+		break;
+	case OPT_NO_CALIBRATE:
+		env->no_calibrate = true;
+		break;
 	case OPT_JSON:
 		env->json = true;
 		break;
@@ -188,6 +203,64 @@ static int prepare(struct capture *c)
 			fprintf(stderr, "isoprof: cannot change capabilities: %s\n", strerror(-err));
 	}
 	return err;
+}
+
+/*
+ * First use of a runtime binary with no V8 layout: calibrate it now, before
+ * privileges are dropped (the run needs its own BPF sampler and a child run
+ * as nobody), and say so, since it takes a few seconds once per binary.
+ * Only targets with no perf map need it: where V8 writes one, that names
+ * the frames.  A failed calibration is a note; the capture goes on.
+ */
+static void auto_calibrate(const struct record_env *env)
+{
+	struct discover_list *list = NULL;
+	char done[ISOPROF_V8_LAYOUT_MAX][V8LAYOUT_BUILD_ID_MAX + 1];
+	size_t ndone = 0;
+
+	if (env->no_calibrate || env->type != RECORD_CPU ||
+	    discover__scan(env->npids ? env->pids : NULL, (size_t)env->npids, DISCOVER_FILES,
+			   &list))
+		return;
+	for (size_t i = 0; i < list->nr && ndone < ISOPROF_V8_LAYOUT_MAX; i++) {
+		const struct discover_proc *p = &list->procs[i];
+		struct calibration_result r;
+		struct calibration_opts o = { 0 };
+		struct v8_layout l;
+		char exe[64], err[512] = "";
+		bool seen = false;
+		int ret;
+
+		if (!p->build_id[0] || p->perf_map_exists || p->runtime == DISCOVER_V8)
+			continue;
+		for (size_t k = 0; k < ndone && !seen; k++)
+			seen = !strcmp(done[k], p->build_id);
+		if (seen || v8layout__load(env->state_dir, p->build_id, &l, NULL, 0) != -ENOENT)
+			continue;
+		snprintf(done[ndone++], sizeof(done[0]), "%s", p->build_id);
+		fprintf(stderr,
+			"isoprof: pid %d: %s %s (build-id %.12s...) has no V8 layout yet: calibrating "
+			"it once, a few seconds (isoprof calibrate; --no-calibrate to skip)\n",
+			p->pid, discover__runtime_name(p->runtime), p->version, p->build_id);
+		/* the binary the process runs, whatever its path in our mount namespace */
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", p->pid);
+		o.binary = exe;
+		o.err = err;
+		o.err_len = sizeof(err);
+		ret = calibration__run(&o, &r);
+		if (!ret && strcmp(r.layout.build_id, p->build_id))
+			snprintf(err, sizeof(err), "the run's build-id %s is not the target's",
+				 r.layout.build_id);
+		else if (!ret && (ret = v8layout__store(env->state_dir, &r.layout)))
+			snprintf(err, sizeof(err), "cannot store it under %s: %s", env->state_dir,
+				 strerror(-ret));
+		if (ret || err[0])
+			fprintf(stderr, "isoprof: pid %d: calibration failed: %s\n", p->pid, err);
+		else
+			fprintf(stderr, "isoprof: pid %d: calibrated: %zu of %zu functions named as "
+				"the perf map names them\n", p->pid, r.report.agree_name, r.report.checked);
+	}
+	discover__free(list);
 }
 
 /*
@@ -262,6 +335,7 @@ int cmd_record(int argc, char **argv)
 	struct record_env env = {
 		.duration_ms = 10000,
 		.frequency_hz = 1000,
+		.state_dir = NULL,
 	};
 	struct capture c = { .env = &env };
 	int err;
@@ -270,7 +344,13 @@ int cmd_record(int argc, char **argv)
 	record_session__catch_signals();
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return RECORD_EXIT_USAGE;
+	if (!env.state_dir)
+		env.state_dir = v8layout__state_dir();
+	/* tests run record with no calibration unless they ask for one */
+	if (getenv("ISOPROF_NO_CALIBRATE"))
+		env.no_calibrate = true;
 	c.exit_status = RECORD_EXIT_FAILED;
+	auto_calibrate(&env);
 	c.launch_ns = monotime_ns();
 	if (drop_privileges(&env))
 		return RECORD_EXIT_FAILED;

@@ -33,6 +33,8 @@ static const struct {
 	{ "crosscheck", cmd_crosscheck, "compare an isoprof profile with V8's own profile", true },
 	{ "flame", cmd_flame, "write an interactive flamegraph (HTML) or a static SVG", true },
 	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page", false },
+	{ "calibrate", cmd_calibrate, "learn a runtime binary's V8 layout, to name JS with no flags",
+	  false },
 };
 
 static void usage(FILE *out)

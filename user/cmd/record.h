@@ -32,6 +32,7 @@
 
 #include "lib/safe_open.h"
 #include "symbolize/symbolizer.h"
+#include "symbolize/v8layout.h"
 #include "user/attribute/attribution.h"
 #include "user/attribute/cpu_profile.h"
 #include "user/attribute/frames.h"
@@ -77,6 +78,8 @@ struct target_state {
 	uint64_t valid_until_ns;	/* exited: its samples end here */
 	uint64_t samples;
 	uint64_t dropped;		/* taken after valid_until_ns: not kept */
+	int layout;			/* 1 + index into capture.layouts; 0: JS not read from its heap */
+	const char *layout_why;		/* static text: why not, when it is a V8 target */
 	bool gc_probed;			/* its GC pauses are measured (gc_probes.h) */
 	const char *gc_why;		/* static text: why not, when it is a V8 target */
 };
@@ -101,6 +104,8 @@ struct record_env {
 	const char *inspector;		/* --inspector HOST:PORT */
 	bool no_gc_probes;		/* --no-gc-probes */
 	bool json;			/* --json: the summary as JSON on stdout */
+	const char *state_dir;		/* --state-dir: where calibrated V8 layouts are */
+	bool no_calibrate;		/* --no-calibrate: never run a calibration */
 };
 
 struct pprof_profile;
@@ -126,6 +131,9 @@ struct capture {
 	pid_t ns_pids[MAX_PIDS];
 	int ns_npids;
 	struct frame_table *ft;
+	/* V8 layouts of the targets' binaries (symbolize/v8layout.h), one per build-id */
+	struct v8_layout layouts[ISOPROF_V8_LAYOUT_MAX];
+	int nlayouts;
 	struct attribution attr;
 	bool *selected;			/* per attribution group: written? */
 	uint64_t *gc_off_thread;	/* per group: gc samples off its own thread */

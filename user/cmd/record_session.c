@@ -140,6 +140,65 @@ static bool target_running(const struct target_state *t)
 	return procfs__alive(t->pid) && start_time(t->pid) == t->start_time;
 }
 
+/*
+ * The layout calibrated for the target's binary, when there is one: its
+ * JS frames are then named from its heap (docs/v8-frames.md).  A layout
+ * that does not load is a reason, not an error: the perf map still names
+ * what it covers.
+ */
+static void find_layout(struct capture *c, struct target_state *t)
+{
+	const char *build_id = t->v8 ? t->v8->build_id : "";
+	char why[256];
+	int err, k;
+
+	if (!build_id[0]) {
+		t->layout_why = "its binary has no build-id";
+		return;
+	}
+	for (k = 0; k < c->nlayouts; k++)
+		if (!strcmp(c->layouts[k].build_id, build_id))
+			break;
+	if (k == c->nlayouts) {
+		if (k == ISOPROF_V8_LAYOUT_MAX) {
+			t->layout_why = "more V8 builds than the sampler holds layouts for";
+			return;
+		}
+		err = v8layout__load(c->env->state_dir, build_id, &c->layouts[k], why, sizeof(why));
+		if (err) {
+			t->layout_why = err == -ENOENT ? "its binary is not calibrated (isoprof calibrate)"
+						       : "its layout file does not load";
+			if (err != -ENOENT)
+				fprintf(stderr, "isoprof: pid %d: V8 layout for build-id %s: %s\n", t->pid,
+					build_id, why[0] ? why : strerror(-err));
+			return;
+		}
+		c->nlayouts++;
+	}
+	if (symbolizer__set_v8_layout(c->sym, t->pid, &c->layouts[k])) {
+		t->layout_why = "out of memory";
+		return;
+	}
+	t->layout = k + 1;
+	t->bpf.v8_layout = (__u32)(k + 1);
+}
+
+/* What the sampler needs of a layout (bpf/isoprof.h). */
+static void bpf_layout(const struct v8_layout *l, struct isoprof_v8_layout *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->fn_sfi = l->fn_sfi;
+	if (l->compressed)
+		out->flags |= ISOPROF_V8_COMPRESSED;
+	/* one read validates an SFI where the map word is a build constant */
+	if (l->compressed && l->sfi_map)
+		out->sfi_map = l->sfi_map;
+	else
+		out->flags |= ISOPROF_V8_SFI_BY_TYPE;
+	out->map_instance_type = (__u16)l->map_instance_type;
+	out->sfi_type = (__u16)l->sfi_type;
+}
+
 static int add_target(struct capture *c, pid_t pid, const struct discover_proc *v8)
 {
 	struct target_state *t = &c->targets[c->ntargets];
@@ -172,6 +231,8 @@ static int add_target(struct capture *c, pid_t pid, const struct discover_proc *
 		t->bpf.isolate_tls_offset = v8->tls.tp_offset;
 		t->bpf.flags |= ISOPROF_TARGET_READ_ISOLATE;
 	}
+	if (v8)
+		find_layout(c, t);
 	procfs__comm(pid, t->comm, sizeof(t->comm));
 	/* what was read above is this process's only if it still runs now */
 	if (!target_running(t)) {
@@ -471,6 +532,17 @@ int record_session__arm(struct capture *c)
 		fprintf(stderr, "isoprof: %s\n", err_buf[0] ? err_buf : strerror(-err));
 		record__set_exit(c, RECORD_EXIT_NO_BPF);
 		return err;
+	}
+	for (int k = 0; k < c->nlayouts; k++) {
+		struct isoprof_v8_layout bl;
+
+		bpf_layout(&c->layouts[k], &bl);
+		err = sampler__set_v8_layout(c->sampler, (unsigned int)k, &bl);
+		if (err) {
+			fprintf(stderr, "isoprof: cannot load V8 layout %s: %s\n",
+				c->layouts[k].build_id, strerror(-err));
+			return err;
+		}
 	}
 	for (int i = 0; i < c->ntargets; i++) {
 		err = sampler__add_target(c->sampler, c->targets[i].pid, &c->targets[i].bpf);

@@ -196,7 +196,11 @@ static void print_flag_notes(const struct capture *c)
 		if (!t->v8)
 			continue;
 		flag_view__fill(c, t, &fv);
-		if (!fv.perf_map && fv.code_log)
+		if (!fv.perf_map && t->layout)
+			fprintf(stderr, "isoprof: note: pid %d: no V8 perf map (--perf-basic-prof): JS "
+				"frames named from V8's heap, with the layout calibrated for its "
+				"binary\n", t->pid);
+		else if (!fv.perf_map && fv.code_log)
 			fprintf(stderr, "isoprof: note: pid %d: no V8 perf map (--perf-basic-prof): JS "
 				"frames named from the code logs (%llu frames); code they do not "
 				"cover stays [jit]\n", t->pid,
@@ -231,8 +235,40 @@ static bool has_flag_notes(const struct capture *c, uint32_t pid)
 	return false;
 }
 
+/*
+ * JS frames named from V8's heap (docs/v8-frames.md): how many the sampler
+ * read and validated, how the names compare with the perf map's where both
+ * named a frame, and why a V8 target had no layout.
+ */
+static void print_heap_names(const struct capture *c, const struct isoprof_counters *cnt)
+{
+	struct frame_heap_stats hs = { 0 };
+
+	if (c->ft)
+		frame_table__heap_stats(c->ft, &hs);
+	if (cnt->js_frames)
+		fprintf(stderr,
+			"isoprof: JS frames read from V8's heap: %llu, function validated %.1f%%; "
+			"frames named from it %zu%s",
+			(unsigned long long)cnt->js_frames,
+			100.0 * (cnt->js_frames - cnt->js_unnamed) / cnt->js_frames, hs.named,
+			hs.refused ? "" : "\n");
+	if (cnt->js_frames && hs.refused)
+		fprintf(stderr, " (%zu refused on reading)\n", hs.refused);
+	if (hs.checked)
+		fprintf(stderr, "isoprof: heap names agree with the perf map on %zu of %zu frames\n",
+			hs.agree, hs.checked);
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct target_state *t = &c->targets[i];
+
+		if (t->v8 && !t->layout && t->layout_why && !t->v8->perf_map_exists)
+			fprintf(stderr, "isoprof: pid %d: JS not named from V8's heap: %s\n", t->pid,
+				t->layout_why);
+	}
+}
+
 /* How well JIT code was named, what to fix when it was not, targets that exited. */
-static void print_notes(const struct capture *c)
+static void print_notes(const struct capture *c, const struct isoprof_counters *cnt)
 {
 	const struct cpu_profile_stats *stats = &c->stats;
 	const char *const *notes;
@@ -243,6 +279,7 @@ static void print_notes(const struct capture *c)
 			(unsigned long long)stats->jit_leaf_samples,
 			(unsigned long long)stats->jit_leaf_named,
 			100.0 * stats->jit_leaf_named / stats->jit_leaf_samples);
+	print_heap_names(c, cnt);
 	print_flag_notes(c);
 	for (size_t i = 0; i < stats->nr_no_perfmap_pids; i++) {
 		char hint[400];
@@ -293,7 +330,7 @@ void record_summary__print(const struct capture *c, const struct isoprof_counter
 	print_totals(c, cnt, process_ms);
 	print_targets(c, total);
 	print_groups(c, total);
-	print_notes(c);
+	print_notes(c, cnt);
 }
 
 void record_summary__print_bpf_stats(const struct capture *c, const struct isoprof_counters *cnt)

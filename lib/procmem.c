@@ -1,0 +1,22 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* procmem: another process's memory, read-only; see procmem.h. */
+#include <errno.h>
+#include <sys/uio.h>
+
+#include "lib/procmem.h"
+
+int procmem__read(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = { .iov_base = buf, .iov_len = len };
+	struct iovec remote = { .iov_base = (void *)(uintptr_t)addr, .iov_len = len };
+	ssize_t n;
+
+	if (!len)
+		return 0;
+	if (addr + len < addr)
+		return -EFAULT;
+	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EFAULT;
+}

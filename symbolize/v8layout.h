@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * v8layout: what isoprof knows of one V8 build's objects, to name JS frames
+ * from the runtime's heap with no runtime flags (docs/v8-frames.md).
+ *
+ * A layout belongs to one binary, by its ELF build-id: V8 changes its object
+ * layouts between versions and build configurations (pointer compression,
+ * sandbox), so nothing here is assumed; `isoprof calibrate` learns every
+ * field from a run of that binary (user/v8/calibrate.h) and stores it as a
+ * small text file, DIR/v8-layouts/BUILDID, one "key value" line per field:
+ *
+ *   isoprof-v8-layout 1
+ *   build_id 0123abcd...
+ *   v8_version 15.8.62.5
+ *   compressed 1
+ *   fn_sfi 16
+ *   ...
+ *
+ * Numbers are decimal or 0x-hex; unknown keys are an error (a layout from a
+ * newer isoprof is refused, not half-used); every field must be present.
+ *
+ * Exactly: the first non-empty line is "isoprof-v8-layout 1"; then one
+ * "key value" line per struct field, the key spelled as the field, blanks
+ * between, in any order, each once.  Empty lines and lines starting with
+ * '#' are skipped (after the header); trailing blanks and CR are dropped;
+ * a value has no blanks.  u32 values: decimal without leading zeros, or
+ * "0x" hex (format writes offsets and counts in decimal, map words,
+ * instance types and masks in hex); bools 0 or 1; build_id 2..64
+ * lowercase hex digits; v8_version up to 31 printable ASCII characters,
+ * "-" when unknown ("").  A parsed layout also passes v8layout__check().
+ *
+ * Offsets are bytes from the untagged start of an object.  A tagged field
+ * is tagged_size bytes: with compression, the low 32 bits of a pointer into
+ * the 4 GiB-aligned cage (the full pointer is the cage base plus the field);
+ * without, the full pointer.  Smis: 31-bit (value = (int32)word >> 1) with
+ * compression, upper half (value = (int64)word >> 32) without.
+ *
+ * Errors: negative errno; parse errors also fill err (line and why).
+ * Nothing prints.
+ */
+#ifndef ISOPROF_SYMBOLIZE_V8LAYOUT_H
+#define ISOPROF_SYMBOLIZE_V8LAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define V8LAYOUT_FORMAT_VERSION 1
+#define V8LAYOUT_BUILD_ID_MAX 64	/* hex digits of the longest build-id kept */
+#define V8LAYOUT_FILE_MAX 4096		/* a layout file is a few hundred bytes */
+#define V8LAYOUT_SUBDIR "v8-layouts"	/* under the state directory */
+#define V8LAYOUT_DEFAULT_STATE_DIR "/var/lib/isoprof"
+
+struct v8_layout {
+	char build_id[V8LAYOUT_BUILD_ID_MAX + 1]; /* lowercase hex */
+	char v8_version[32];		/* "15.8.62.5"; "" when unknown */
+	bool compressed;		/* tagged_size 4, cage-relative pointers, 31-bit Smis */
+	uint32_t tagged_size;		/* 4 or 8 */
+
+	/* Objects (byte offsets from the untagged start). */
+	uint32_t fn_sfi;		/* JSFunction -> SharedFunctionInfo */
+	uint32_t sfi_name_or_scope_info; /* SFI -> String name, or ScopeInfo once compiled */
+	uint32_t sfi_script;		/* SFI -> Script (or undefined) */
+	uint32_t scope_info_flags;	/* ScopeInfo: Smi flags (unused by readers; kept for checks) */
+	uint32_t scope_info_context_locals; /* ScopeInfo: Smi context-local count c */
+	uint32_t scope_info_start;	/* ScopeInfo: Smi start source position */
+	/*
+	 * The function name's word index in a ScopeInfo (words of tagged_size
+	 * from the object start): name_base + name_stride * c while c is
+	 * below name_hashed_from, name_hashed_base + c from there on (a hash
+	 * table replaces the list of local names).
+	 */
+	uint32_t scope_info_name_base;
+	uint32_t scope_info_name_stride;
+	uint32_t scope_info_name_hashed_from;
+	uint32_t scope_info_name_hashed_base;
+	uint32_t script_source;		/* Script -> String source */
+	uint32_t script_name;		/* Script -> String name */
+	uint32_t string_length;		/* u32 */
+	uint32_t string_chars;		/* first character of a sequential string */
+	uint32_t map_instance_type;	/* u16 instance type in a Map */
+
+	/*
+	 * Map words: the compressed map word of each kind, the same in every
+	 * process of a build when read-only maps are shared (compressed
+	 * builds); 0 when maps must be checked by instance type instead.
+	 */
+	uint32_t sfi_map;
+	uint32_t scope_info_map;
+	uint32_t script_map;
+	/* Instance types (u16 at map + map_instance_type). */
+	uint32_t sfi_type;
+	uint32_t scope_info_type;
+	uint32_t script_type;
+	/*
+	 * Strings: every instance type below string_type_limit is a string;
+	 * representation = type & string_repr_mask (sequential: 0), one-byte
+	 * when type & string_one_byte_bit.
+	 */
+	uint32_t string_type_limit;
+	uint32_t string_repr_mask;
+	uint32_t string_one_byte_bit;
+};
+
+#define V8LAYOUT_STATE_DIR_ENV "ISOPROF_STATE_DIR"
+
+/*
+ * The state directory when no option names one: $ISOPROF_STATE_DIR when it
+ * is an absolute path, else V8LAYOUT_DEFAULT_STATE_DIR.
+ */
+const char *v8layout__state_dir(void);
+
+/* Parse a layout file's text (len bytes, need not be NUL-terminated). */
+int v8layout__parse(const char *text, size_t len, struct v8_layout *out, char *err,
+		    size_t err_len);
+
+/*
+ * The layout as its file's text, into buf; returns the length it needs
+ * (snprintf style: a result >= len means buf was too small).
+ */
+size_t v8layout__format(const struct v8_layout *l, char *buf, size_t len);
+
+/*
+ * Are the fields consistent: tagged size 4 or 8 matching compressed,
+ * offsets aligned and within an object's first 256 bytes, build-id hex?
+ * -EINVAL with the reason in err.
+ */
+int v8layout__check(const struct v8_layout *l, char *err, size_t err_len);
+
+/* "STATE_DIR/v8-layouts/BUILD_ID" into buf; -ENAMETOOLONG, -EINVAL (not hex). */
+int v8layout__path(const char *state_dir, const char *build_id, char *buf, size_t len);
+
+/*
+ * The layout stored for build_id under state_dir: -ENOENT when none,
+ * -EINVAL (err says why) when the file does not parse, does not check, or
+ * names another build-id.  The file is isoprof's own (written by root);
+ * it is still read with a size cap and no symlink followed.
+ */
+int v8layout__load(const char *state_dir, const char *build_id, struct v8_layout *out,
+		   char *err, size_t err_len);
+
+/*
+ * Store l under state_dir (directories made 0755 as needed), atomically:
+ * a reader sees the old layout or the new one.
+ */
+int v8layout__store(const char *state_dir, const struct v8_layout *l);
+
+#endif /* ISOPROF_SYMBOLIZE_V8LAYOUT_H */
