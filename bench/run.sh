@@ -73,6 +73,7 @@ section() {
 	section "7. Scale (one workerd of N isolates)" scale.sh $SCALE
 	section "8. The V8 flags' cost to the target" flags.sh
 	section "9. The GC probes' cost to the target" gcprobe.sh $GCP
+	section "10. JS names from V8's heap: the BPF program's cost" jsnames.sh $KERN
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086

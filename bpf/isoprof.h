@@ -33,6 +33,8 @@
  * demo (docs/v8-frames.md).
  */
 #define ISOPROF_MAX_JS_WALK 64
+/* user_function of a JS frame whose SFI did not validate (odd: no SFI address) */
+#define ISOPROF_JS_UNNAMED 1
 
 /* isoprof_sample.flags */
 #define ISOPROF_SAMPLE_USER_TRUNCATED (1u << 0)   /* user stack hit the depth cap */
@@ -59,8 +61,9 @@ struct isoprof_sample {
 	/*
 	 * Per user frame i < user_walked: with a naming layout, the untagged
 	 * address of the frame's SharedFunctionInfo, validated by its map (0:
-	 * not a JS frame, or it did not validate); with a raw (calibration)
-	 * layout, the tagged JSFunction word at fp-16 of JS frames.
+	 * not a JS frame; ISOPROF_JS_UNNAMED: a JS frame whose function or
+	 * SFI did not read or validate); with a raw (calibration) layout, the
+	 * tagged JSFunction word at fp-16 of JS frames.
 	 */
 	__u64 user_function[ISOPROF_MAX_JS_WALK];
 };

@@ -132,7 +132,8 @@ __noinline __u64 v8_frame_function(const struct isoprof_v8_layout *l, __u64 fn, 
 		return sfi;
 unnamed:
 	cnt->js_unnamed++;
-	return 0;
+	/* odd, so no SFI address: userspace counts it against the layout per process */
+	return ISOPROF_JS_UNNAMED;
 }
 
 /*
@@ -167,9 +168,10 @@ static __always_inline __u64 user_frame_pointer(struct bpf_perf_event_data *ctx)
  * copy_from_user_nofault()), and the walk covers every user frame, not
  * only the JS ones near the leaf (workerd: ~32 user frames a sample, ~5 of
  * them JS): one 32-byte read per frame takes the function, the context and
- * the link together.  Measured on a 2-vCPU VM, run-time stats of samplers
- * running side by side: +3.5 us a sample with two reads per frame, +1.5 us
- * with one (4.6 us without the walk); naming the SFIs adds ~1 us more.
+ * the link together.  Measured with the run-time stats of samplers running
+ * side by side on a busy 2-vCPU VM (noisy): 4.5-5.5 us a sample without
+ * the walk, 2.5-3 us more with it, and 1-4 us more again with two reads
+ * per frame; reading and checking the SFIs adds about 0.6 us.
  */
 static __always_inline void walk_js_frames(struct bpf_perf_event_data *ctx,
 					   const struct isoprof_target *target,

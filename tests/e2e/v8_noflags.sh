@@ -104,10 +104,25 @@ for fn in fibAlpha walkBeta; do
 		fail "unflagged: $fn" "no isolate's profile has it on top"
 	fi
 done
-f=$(ls "$T"/unflagged/alpha.js-*-cpu.pb.gz 2>/dev/null | head -1)
+check "unflagged: isolates keep their service names (alpha-*, beta-*)" \
+	bash -c "ls '$T'/unflagged/alpha-*-cpu.pb.gz '$T'/unflagged/beta-*-cpu.pb.gz >/dev/null"
+check "unflagged: the summary says how the services were matched" \
+	grep -q "named after their workerd service by the module names" "$T/unflagged.err"
+f=$(ls "$T"/unflagged/alpha-*-cpu.pb.gz 2>/dev/null | head -1)
 HOME=${HOME:-/root} go tool pprof -raw "$f" 2>/dev/null >"$T/raw.txt"
 check "unflagged: fibAlpha carries its script and start line (alpha.js:2)" \
 	grep -qE "fibAlpha alpha\.js:2 s=[0-9]+\(JS:fibAlpha alpha\.js:2:18\)" "$T/raw.txt"
+wrk -t1 -c1 -d5s "http://127.0.0.1:$PA/" >/dev/null 2>&1 &
+wrk -t1 -c1 -d5s "http://127.0.0.1:$PB/" >/dev/null 2>&1 &
+sleep 1
+"$ISOPROF" record -q --no-calibrate --state-dir "$STATE" --pid "$WORKERD_PID" --script alpha \
+	--duration-ms 2000 -o "$T/alpha.pb.gz" 2>"$T/alpha.err"
+rc=$?
+sleep 2
+pprof_top "$T/alpha.pb.gz" >"$T/alpha.top"
+check "unflagged: --script alpha (a service name) exits 0 ($rc)" test $rc -eq 0
+check "unflagged: --script alpha has fibAlpha and not walkBeta" \
+	bash -c "grep -qw fibAlpha '$T/alpha.top' && ! grep -qw walkBeta '$T/alpha.top'"
 demo_stop
 
 if start_workerd "$T/wdf" '"--perf-basic-prof"'; then
@@ -115,9 +130,10 @@ if start_workerd "$T/wdf" '"--perf-basic-prof"'; then
 	for fn in fibAlpha walkBeta; do
 		got=$(top_share "$fn" "$T/flagged")
 		share_f[$fn]=${got#* }
-		# two processes, two windows: rounds of the two differed by 0.1-5.3 points here
-		check "flagged vs unflagged: $fn within 8 points (${share_f[$fn]:-none}% vs ${share_u[$fn]}%)" \
-			awk -v a="${share_f[$fn]:-0}" -v b="${share_u[$fn]}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 8) }'
+		# two processes, two windows, each share of its isolate's samples: on this
+		# 2-CPU host rounds differed by 0.1-5.3 points, 8.5 with other work running
+		check "flagged vs unflagged: $fn within 10 points (${share_f[$fn]:-none}% vs ${share_u[$fn]}%)" \
+			awk -v a="${share_f[$fn]:-0}" -v b="${share_u[$fn]}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 10) }'
 	done
 	agree=$(sed -n 's/.*heap names agree with the perf map on \([0-9]*\) of \([0-9]*\) frames.*/\1 \2/p' "$T/flagged.err")
 	# a leaf sampled in a prologue still has its caller's frame pointer (docs/v8-frames.md)
@@ -146,6 +162,8 @@ if [ -n "$nbid" ]; then
 	check "a layout of another binary: record still exits 0" test $rc -eq 0
 	check "a layout of another binary: no frame named from it" \
 		grep -qE "frames named from it 0|JS frames read from V8's heap: 0" "$T/wrong.err"
+	check "a layout of another binary: the guard rail turns naming off and says why" \
+		grep -q "JS frames did not validate against the layout of build-id $nbid" "$T/wrong.err"
 	check "a layout of another binary: no wrong name in the profile" \
 		bash -c "! HOME=\${HOME:-/root} go tool pprof -top '$T/wrong.pb.gz' 2>/dev/null | grep -qE 'hotAlpha|hotBeta'"
 else

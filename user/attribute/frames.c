@@ -240,11 +240,14 @@ static int name_from_heap(struct frame_table *ft, struct symbolizer *sym, struct
 	bool interp = is_interpreter(f);
 	int err;
 
-	if (!sfi || f->kernel || !(f->jit || interp))
+	if (!sfi || sfi == ISOPROF_JS_UNNAMED || f->kernel || !(f->jit || interp))
 		return 0;
 	err = symbolizer__resolve_v8_function(sym, f->pid, sfi, interp, &heap);
 	if (err == -ENOMEM)
 		return err;
+	/* no layout, or the guard rail took it away: nothing to count */
+	if (err == -ENOENT || err == -ESRCH)
+		return 0;
 	if (err) {
 		ft->heap_refused++;
 		return 0;

@@ -1000,6 +1000,64 @@ int service_map__name_isolates(struct service_map *m, struct isolate_registry *r
 	return err ? err : (int)nhits;
 }
 
+/* Does the service have a module called name? */
+static bool has_module(const struct workerd_service *svc, const char *name)
+{
+	for (size_t i = 0; i < svc->nr_modules; i++)
+		if (!strcmp(svc->modules[i].name, name))
+			return true;
+	return false;
+}
+
+int service_map__name_isolates_by_module(struct service_map *m, struct isolate_registry *reg)
+{
+	const struct isolate_info *const *all;
+	struct {
+		pid_t pid;
+		uint64_t isolate;
+		const char *name;
+	} *hits;
+	size_t nr, nhits = 0;
+	int err = 0;
+
+	all = isolate_registry__list(reg, &nr);
+	if (!all)
+		return -ENOMEM;
+	hits = calloc(nr ? nr : 1, sizeof(*hits));
+	if (!hits)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		const struct workerd_config *cfg = service_map__config(m, all[i]->pid);
+		const struct workerd_service *found = NULL;
+		size_t nfound = 0;
+
+		if (!cfg || all[i]->has_code_log || all[i]->service_name || !all[i]->nr_scripts)
+			continue;
+		for (size_t k = 0; k < cfg->nr_services; k++) {
+			const struct workerd_service *svc = &cfg->services[k];
+			bool all_in = svc->is_worker;
+
+			for (size_t j = 0; all_in && j < all[i]->nr_scripts; j++)
+				all_in = has_module(svc, all[i]->scripts[j]);
+			if (all_in) {
+				found = svc;
+				nfound++;
+			}
+		}
+		if (nfound == 1) {
+			hits[nhits].pid = all[i]->pid;
+			hits[nhits].isolate = all[i]->isolate;
+			hits[nhits++].name = found->name;
+		}
+	}
+	/* set after the walk: the list is the registry's own */
+	for (size_t i = 0; !err && i < nhits; i++)
+		err = isolate_registry__set_service_name(reg, hits[i].pid, hits[i].isolate,
+							 hits[i].name);
+	free(hits);
+	return err ? err : (int)nhits;
+}
+
 const struct workerd_service *service_map__service_of(const struct service_map *m,
 						      const struct isolate_info *info)
 {

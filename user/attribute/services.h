@@ -132,6 +132,17 @@ int service_map__match(struct service_map *m, pid_t pid, uint64_t isolate,
  */
 int service_map__name_isolates(struct service_map *m, struct isolate_registry *reg);
 
+/*
+ * The same for isolates with no code log: by the script names read from
+ * their JS frames (the perf map, or V8's heap: docs/v8-frames.md).  An
+ * isolate is named when exactly one worker service of its process has a
+ * module of each of those names; module names shared by several services
+ * (every main module called index.js) name nothing.  Weaker than content:
+ * the summary says which way each isolate was named.  Returns how many
+ * isolates are named, or -ENOMEM.
+ */
+int service_map__name_isolates_by_module(struct service_map *m, struct isolate_registry *reg);
+
 /* The service whose name the isolate has (service_map__name_isolates()), or NULL. */
 const struct workerd_service *service_map__service_of(const struct service_map *m,
 						      const struct isolate_info *info);

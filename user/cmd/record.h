@@ -80,6 +80,8 @@ struct target_state {
 	uint64_t dropped;		/* taken after valid_until_ns: not kept */
 	int layout;			/* 1 + index into capture.layouts; 0: JS not read from its heap */
 	const char *layout_why;		/* static text: why not, when it is a V8 target */
+	bool layout_off;		/* the guard rail turned it off (record_session.c) */
+	uint64_t js_frames, js_bad;	/* JS frames sampled; not validated or not read */
 	bool gc_probed;			/* its GC pauses are measured (gc_probes.h) */
 	const char *gc_why;		/* static text: why not, when it is a V8 target */
 };
@@ -125,6 +127,7 @@ struct capture {
 	struct discover_list *discovered;
 	struct isolate_registry *isolates;
 	struct service_map *services;	/* workerd's configs: service names, namespaces */
+	size_t services_by_module;	/* isolates named by module names, not content */
 	/* --namespace resolved: the service hosting it, and in which processes */
 	const struct workerd_service *ns_service;
 	const struct workerd_do_namespace *ns;

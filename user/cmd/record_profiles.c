@@ -460,6 +460,11 @@ static int attribute_samples(struct capture *c)
 	err = attribution__build(&c->attr, c->store, c->ft, c->isolates);
 	if (err)
 		return err;
+	/* isolates with no code log: by the module names their JS frames carry */
+	err = service_map__name_isolates_by_module(c->services, c->isolates);
+	if (err == -ENOMEM)
+		return err;
+	c->services_by_module = err > 0 ? (size_t)err : 0;
 	c->selected = calloc(c->attr.ngroups + 1, sizeof(*c->selected));
 	c->group_profiles = calloc(c->attr.ngroups + 1, sizeof(*c->group_profiles));
 	c->group_paths = calloc(c->attr.ngroups + 1, sizeof(*c->group_paths));

@@ -409,6 +409,45 @@ static struct target_state *target_of(struct capture *c, pid_t pid)
 	return NULL;
 }
 
+/*
+ * The JS functions a sample's frames ran, named from the heap now rather
+ * than after the window: an SFI freed meanwhile, or a process that exits
+ * before the window ends, would take the name with it.  Each SFI is read
+ * once (the symbolizer keeps what it read, and what it refused).
+ *
+ * The guard rail: a layout that does not fit the process (another build's,
+ * a V8 that changed underneath) shows as JS frames whose SFI does not
+ * validate in BPF or does not read here.  Past a few hundred JS frames,
+ * when more than one in ten fails, naming is turned off for the process,
+ * for the whole capture: no name rather than a wrong one.
+ */
+#define GUARD_MIN_FRAMES 200
+#define GUARD_MAX_BAD_PERMILLE 100
+
+static void read_functions(struct capture *c, struct target_state *t,
+			   const struct isoprof_sample *s)
+{
+	struct sym_frame f;
+
+	for (__u32 i = 0; i < s->user_walked && i < ISOPROF_MAX_JS_WALK; i++) {
+		__u64 sfi = s->user_function[i];
+
+		if (!sfi)
+			continue;
+		t->js_frames++;
+		if (sfi == ISOPROF_JS_UNNAMED ||
+		    symbolizer__resolve_v8_function(c->sym, (pid_t)s->pid, sfi, false, &f))
+			t->js_bad++;
+	}
+	if (t->js_frames >= GUARD_MIN_FRAMES &&
+	    t->js_bad * 1000 > t->js_frames * GUARD_MAX_BAD_PERMILLE) {
+		symbolizer__set_v8_layout(c->sym, t->pid, NULL);
+		t->layout = 0;
+		t->layout_off = true;
+		t->layout_why = "its layout did not fit: naming from the heap turned off";
+	}
+}
+
 /* The pending samples of processes checked since they were taken, to the store. */
 static void commit_pending(struct capture *c)
 {
@@ -431,6 +470,8 @@ static void commit_pending(struct capture *c)
 			c->store_err = err;
 		else
 			t->samples++;
+		if (t->layout)
+			read_functions(c, t, s);
 	}
 	c->npending = 0;
 }

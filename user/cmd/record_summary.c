@@ -261,10 +261,64 @@ static void print_heap_names(const struct capture *c, const struct isoprof_count
 	for (int i = 0; i < c->ntargets; i++) {
 		const struct target_state *t = &c->targets[i];
 
-		if (t->v8 && !t->layout && t->layout_why && !t->v8->perf_map_exists)
+		if (t->layout_off)
+			fprintf(stderr, "isoprof: pid %d: JS not named from V8's heap: %llu of %llu "
+				"JS frames did not validate against the layout of build-id %s; "
+				"recalibrate it (isoprof calibrate)\n", t->pid,
+				(unsigned long long)t->js_bad, (unsigned long long)t->js_frames,
+				t->v8->build_id);
+		else if (t->v8 && !t->layout && t->layout_why && !t->v8->perf_map_exists)
 			fprintf(stderr, "isoprof: pid %d: JS not named from V8's heap: %s\n", t->pid,
 				t->layout_why);
 	}
+}
+
+/* What print_heap_names() says, for --json. */
+static struct json_object *js_names_json(const struct capture *c, const struct isoprof_counters *cnt)
+{
+	struct json_object *o = json_object_new_object(), *no = json_object_new_array();
+	struct frame_heap_stats hs = { 0 };
+	int err = 0;
+
+	if (!o || !no) {
+		json_object_put(o);
+		json_object_put(no);
+		return NULL;
+	}
+	if (c->ft)
+		frame_table__heap_stats(c->ft, &hs);
+	err |= json__put(o, "jit_leaf_samples", json_object_new_uint64(c->stats.jit_leaf_samples));
+	err |= json__put(o, "jit_leaf_named", json_object_new_uint64(c->stats.jit_leaf_named));
+	err |= json__put(o, "heap_js_frames", json_object_new_uint64(cnt->js_frames));
+	err |= json__put(o, "heap_js_frames_validated",
+			 json_object_new_uint64(cnt->js_frames - cnt->js_unnamed));
+	err |= json__put(o, "heap_named_frames", json_object_new_uint64(hs.named));
+	err |= json__put(o, "heap_refused_frames", json_object_new_uint64(hs.refused));
+	err |= json__put(o, "perf_map_checked_frames", json_object_new_uint64(hs.checked));
+	err |= json__put(o, "perf_map_agreeing_frames", json_object_new_uint64(hs.agree));
+	err |= json__put(o, "services_by_module_names",
+			 json_object_new_uint64(c->services_by_module));
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct target_state *t = &c->targets[i];
+		struct json_object *e;
+
+		if (!t->v8 || t->layout || !t->layout_why)
+			continue;
+		e = json_object_new_object();
+		if (!e) {
+			err = -ENOMEM;
+			break;
+		}
+		err |= json__put(e, "pid", json_object_new_int64(t->pid));
+		err |= json__put(e, "why", json__text(t->layout_why));
+		err |= json__append(no, e);
+	}
+	err |= json__put(o, "no_layout", no);
+	if (err) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* How well JIT code was named, what to fix when it was not, targets that exited. */
@@ -280,6 +334,13 @@ static void print_notes(const struct capture *c, const struct isoprof_counters *
 			(unsigned long long)stats->jit_leaf_named,
 			100.0 * stats->jit_leaf_named / stats->jit_leaf_samples);
 	print_heap_names(c, cnt);
+	if (c->services_by_module)
+		fprintf(stderr, "isoprof: note: %zu isolate%s named after %s workerd service by the "
+			"module names in %s JS frames: no code log to match %s content\n",
+			c->services_by_module, c->services_by_module > 1 ? "s" : "",
+			c->services_by_module > 1 ? "their" : "its",
+			c->services_by_module > 1 ? "their" : "its",
+			c->services_by_module > 1 ? "their" : "its");
 	print_flag_notes(c);
 	for (size_t i = 0; i < stats->nr_no_perfmap_pids; i++) {
 		char hint[400];
@@ -404,6 +465,7 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 	err |= json__put(root, "samples", json_object_new_uint64(sample_store__count(c->store)));
 	err |= json__put(root, "lost", json_object_new_uint64(cnt->lost_ringbuf_full));
 	err |= json__put(root, "gc_probes", json_object_new_boolean(c->gc != NULL));
+	err |= json__put(root, "js_names", js_names_json(c, cnt));
 	for (size_t i = 0; i < c->attr.ngroups && !err; i++) {
 		const struct isolate_group *g = &c->attr.groups[i];
 		struct json_object *o, *classes;
