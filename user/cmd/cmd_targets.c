@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "symbolize/v8layout.h"
 #include "user/cmd/commands.h"
 #include "user/cmd/options.h"
 #include "user/capture/discover.h"
@@ -565,6 +566,16 @@ static struct json_object *json_proc(struct json_writer *w, const struct discove
 			inspector_names__free(&in);
 	}
 
+	{
+		struct json_object *lay = json_object_new_object();
+		struct v8_layout l;
+		bool known = p->build_id[0] &&
+			     !v8layout__load(v8layout__state_dir(), p->build_id, &l, NULL, 0);
+
+		put(w, o, "v8_layout", lay, false);
+		put_bool(w, lay, "calibrated", known);
+		put_text(w, lay, "state_dir", v8layout__state_dir());
+	}
 	perf_map = json_object_new_object();
 	put(w, o, "perf_map", perf_map, false);
 	put_text(w, perf_map, "path", p->perf_map);
@@ -720,6 +731,15 @@ static int print_table(FILE *out, const struct discover_list *list, struct listi
 			p->inspector ? esc(p->inspector) : "-", esc(p->comm));
 		if (service_map__why_unknown(services, p->pid))
 			fprintf(out, "    %s\n", esc(service_map__why_unknown(services, p->pid)));
+		if (!p->perf_map_exists && p->build_id[0]) {
+			struct v8_layout l;
+
+			if (!v8layout__load(v8layout__state_dir(), p->build_id, &l, NULL, 0))
+				fprintf(out, "    JS named from V8's heap: its binary is calibrated\n");
+			else
+				fprintf(out, "    JS not named: no perf map, and its binary is not "
+					"calibrated (isoprof calibrate /proc/%d/exe)\n", p->pid);
+		}
 		if (print_inspector(out, p))
 			return -ENOMEM;
 		for (j = 0; j < p->nr_logs; j++) {

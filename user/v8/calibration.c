@@ -207,12 +207,11 @@ static int free_port(unsigned int *port)
 }
 
 /* The child: as nobody when root (a runtime needs no privilege to be calibrated). */
-static void exec_runtime(const char *dir, char *const argv[])
+static void exec_runtime(const char *dir, char *const argv[], pid_t parent)
 {
 	int log, bin;
 	char path[128];
 
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	setpgid(0, 0);
 	snprintf(path, sizeof(path), "%s/runtime.log", dir);
 	log = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -226,6 +225,9 @@ static void exec_runtime(const char *dir, char *const argv[])
 		_exit(126);
 	if (geteuid() == 0 &&
 	    (setgroups(0, NULL) || setgid(NOBODY) || setuid(NOBODY)))
+		_exit(126);
+	/* after setuid(), which clears it: the run ends with isoprof, even if isoprof crashes */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
 		_exit(126);
 	fexecve(bin, argv, environ);
 	_exit(127);
@@ -412,12 +414,15 @@ static void stop_child(struct run *r)
 
 	if (r->pid <= 0)
 		return;
+	/* the child and its group: it may not have made its group yet */
+	kill(r->pid, SIGTERM);
 	kill(-r->pid, SIGTERM);
 	for (int i = 0; i < 50; i++) {
 		if (waitpid(r->pid, &status, WNOHANG) == r->pid)
 			goto reaped;
 		usleep(20000);
 	}
+	kill(r->pid, SIGKILL);
 	kill(-r->pid, SIGKILL);
 	waitpid(r->pid, &status, 0);
 reaped:
@@ -527,6 +532,7 @@ int calibration__run(const struct calibration_opts *o, struct calibration_result
 	const char *tmp = getenv("TMPDIR");
 	enum discover_runtime rt = DISCOVER_V8;
 	unsigned int port = 0;
+	pid_t parent;
 	char config[1024], ms[16];
 	size_t js_len = (size_t)(isoprof_calib_js_end - isoprof_calib_js);
 	int err;
@@ -562,6 +568,7 @@ int calibration__run(const struct calibration_opts *o, struct calibration_result
 		goto out;
 	}
 	snprintf(ms, sizeof(ms), "%u", opts.run_ms + 2000);
+	parent = getpid();
 	r.pid = fork();
 	if (r.pid < 0) {
 		err = fail(o, -errno, "fork: %s", strerror(errno));
@@ -571,7 +578,7 @@ int calibration__run(const struct calibration_opts *o, struct calibration_result
 		char *wargv[] = { (char *)opts.binary, "serve", "config.capnp", NULL };
 		char *nargv[] = { (char *)opts.binary, "--perf-basic-prof", "calib.js", ms, NULL };
 
-		exec_runtime(r.dir, rt == DISCOVER_WORKERD ? wargv : nargv);
+		exec_runtime(r.dir, rt == DISCOVER_WORKERD ? wargv : nargv, parent);
 	}
 	err = wait_ready(&r, rt, port);
 	if (!err)
