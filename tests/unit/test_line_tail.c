@@ -20,34 +20,8 @@
 
 #include "lib/line_tail.h"
 
-/* A fresh directory per test, in *state. */
-static int make_dir(void **state)
-{
-	char *dir = strdup("/tmp/isoprof-line-tail.XXXXXX");
-
-	if (!dir || !mkdtemp(dir)) {
-		free(dir);
-		return -1;
-	}
-	*state = dir;
-	return 0;
-}
-
-static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
-static int remove_dir(void **state)
-{
-	int err = nftw(*state, remove_one, 8, FTW_DEPTH | FTW_PHYS);
-
-	free(*state);
-	return err ? -1 : 0;
-}
+#define TEMP_DIR_TEMPLATE "/tmp/isoprof-line-tail.XXXXXX"
+#include "tests/unit/temp_dir.h"
 
 /* dir/name into path. */
 static void in_dir(char *path, size_t size, void **state, const char *name)

@@ -22,33 +22,8 @@
 
 #include "lib/safe_open.h"
 
-static int make_dir(void **state)
-{
-	char *dir = strdup("/tmp/isoprof-safe-open.XXXXXX");
-
-	if (!dir || !mkdtemp(dir)) {
-		free(dir);
-		return -1;
-	}
-	*state = dir;
-	return 0;
-}
-
-static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
-static int remove_dir(void **state)
-{
-	int err = nftw(*state, remove_one, 8, FTW_DEPTH | FTW_PHYS);
-
-	free(*state);
-	return err ? -1 : 0;
-}
+#define TEMP_DIR_TEMPLATE "/tmp/isoprof-safe-open.XXXXXX"
+#include "tests/unit/temp_dir.h"
 
 static void in_dir(char *path, size_t size, void **state, const char *name)
 {

@@ -415,33 +415,8 @@ static void test_path(void **state)
 	assert_string_equal(tiny, "");
 }
 
-static int make_dir(void **state)
-{
-	char *dir = strdup("/tmp/isoprof-v8layout.XXXXXX");
-
-	if (!dir || !mkdtemp(dir)) {
-		free(dir);
-		return -1;
-	}
-	*state = dir;
-	return 0;
-}
-
-static int remove_one(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
-static int remove_dir(void **state)
-{
-	int err = nftw(*state, remove_one, 8, FTW_DEPTH | FTW_PHYS);
-
-	free(*state);
-	return err ? -1 : 0;
-}
+#define TEMP_DIR_TEMPLATE "/tmp/isoprof-v8layout.XXXXXX"
+#include "tests/unit/temp_dir.h"
 
 static void put_file(const char *path, const char *text, size_t len)
 {

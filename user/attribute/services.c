@@ -954,14 +954,27 @@ int service_map__match(struct service_map *m, pid_t pid, uint64_t isolate,
 	return unsure ? 0 : memo_put(sp, isolate, version_full, hit);
 }
 
+/* An isolate to name: found while walking the registry's list, set after it. */
+struct name_hit {
+	pid_t pid;
+	uint64_t isolate;
+	const char *name;
+};
+
+/* Set the names found (the list walked is the registry's own); count or -ENOMEM. */
+static int set_names(struct isolate_registry *reg, struct name_hit *hits, size_t nhits, int err)
+{
+	for (size_t i = 0; !err && i < nhits; i++)
+		err = isolate_registry__set_service_name(reg, hits[i].pid, hits[i].isolate,
+							 hits[i].name);
+	free(hits);
+	return err ? err : (int)nhits;
+}
+
 int service_map__name_isolates(struct service_map *m, struct isolate_registry *reg)
 {
 	const struct isolate_info *const *all;
-	struct {
-		pid_t pid;
-		uint64_t isolate;
-		const char *name;
-	} *hits;
+	struct name_hit *hits;
 	size_t nr, nhits = 0;
 	int err = 0;
 
@@ -986,18 +999,10 @@ int service_map__name_isolates(struct service_map *m, struct isolate_registry *r
 			err = service_map__match(m, all[i]->pid, all[i]->isolate,
 						 all[i]->version_full, scripts, n, &svc);
 		free(scripts);
-		if (svc) {
-			hits[nhits].pid = all[i]->pid;
-			hits[nhits].isolate = all[i]->isolate;
-			hits[nhits++].name = svc->name;
-		}
+		if (svc)
+			hits[nhits++] = (struct name_hit){ all[i]->pid, all[i]->isolate, svc->name };
 	}
-	/* set after the walk: the list is the registry's own */
-	for (size_t i = 0; !err && i < nhits; i++)
-		err = isolate_registry__set_service_name(reg, hits[i].pid, hits[i].isolate,
-							 hits[i].name);
-	free(hits);
-	return err ? err : (int)nhits;
+	return set_names(reg, hits, nhits, err);
 }
 
 /* Does the service have a module called name? */
@@ -1012,13 +1017,8 @@ static bool has_module(const struct workerd_service *svc, const char *name)
 int service_map__name_isolates_by_module(struct service_map *m, struct isolate_registry *reg)
 {
 	const struct isolate_info *const *all;
-	struct {
-		pid_t pid;
-		uint64_t isolate;
-		const char *name;
-	} *hits;
+	struct name_hit *hits;
 	size_t nr, nhits = 0;
-	int err = 0;
 
 	all = isolate_registry__list(reg, &nr);
 	if (!all)
@@ -1044,18 +1044,10 @@ int service_map__name_isolates_by_module(struct service_map *m, struct isolate_r
 				nfound++;
 			}
 		}
-		if (nfound == 1) {
-			hits[nhits].pid = all[i]->pid;
-			hits[nhits].isolate = all[i]->isolate;
-			hits[nhits++].name = found->name;
-		}
+		if (nfound == 1)
+			hits[nhits++] = (struct name_hit){ all[i]->pid, all[i]->isolate, found->name };
 	}
-	/* set after the walk: the list is the registry's own */
-	for (size_t i = 0; !err && i < nhits; i++)
-		err = isolate_registry__set_service_name(reg, hits[i].pid, hits[i].isolate,
-							 hits[i].name);
-	free(hits);
-	return err ? err : (int)nhits;
+	return set_names(reg, hits, nhits, 0);
 }
 
 const struct workerd_service *service_map__service_of(const struct service_map *m,
