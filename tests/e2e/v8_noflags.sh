@@ -170,6 +170,15 @@ else
 	fail "node build-id" "readelf found none"
 fi
 
+# --- node: calibrate holds what it learns to node's own v8dbg_ symbols --------
+TMPDIR=$T/tmp "$ISOPROF" calibrate --state-dir "$STATE" --json "$(readlink -f "$NODE")" \
+	>"$T/ncal.json" 2>"$T/ncal.err"
+rc=$?
+cat "$T/ncal.json" "$T/ncal.err"
+check "calibrate node: exit 0" test $rc -eq 0
+check "calibrate node: every v8dbg_ value node carries agrees with the layout learnt" \
+	python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); sys.exit(not (j["v8dbg_compared"] >= 10 and j["v8dbg_agreed"] == j["v8dbg_compared"]))' "$T/ncal.json"
+
 # --- node: calibrated on first use by record itself, then named with no flags --
 node "$TOP/tests/fixtures/js/two_hot.js" 300 30 "$T/truth.txt" &
 np=$!

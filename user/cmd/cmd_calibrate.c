@@ -100,6 +100,8 @@ static int print_json(const struct calibrate_env *env, const struct calibration_
 	err = err ?: json__put(o, "compressed", json_object_new_boolean(r->layout.compressed));
 	err = err ?: json__put(o, "max_context_locals",
 			       json_object_new_int64((int64_t)c->max_context_locals));
+	err = err ?: json__put(o, "v8dbg_compared", json_object_new_int64((int64_t)r->v8dbg_compared));
+	err = err ?: json__put(o, "v8dbg_agreed", json_object_new_int64((int64_t)r->v8dbg_agreed));
 	err = err ?: json__write(stdout, o, false);
 	json_object_put(o);
 	return err;
@@ -158,5 +160,8 @@ int cmd_calibrate(int argc, char **argv)
 	       "perf map does (scripts %zu, lines %zu)\n",
 	       r.samples, r.js_frames, r.report.observations, r.report.agree_name, r.report.checked,
 	       r.report.agree_script, r.report.agree_line);
+	if (r.v8dbg_compared)
+		printf("  agrees with the binary's v8dbg_ symbols on %zu of %zu fields\n",
+		       r.v8dbg_agreed, r.v8dbg_compared);
 	return 0;
 }

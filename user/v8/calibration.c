@@ -35,6 +35,7 @@ extern char **environ;
 #include "lib/monotime.h"
 #include "symbolize/elf_symtab.h"
 #include "symbolize/symbolizer.h"
+#include "symbolize/v8dbg.h"
 #include "symbolize/v8name.h"
 #include "user/capture/discover.h"
 #include "user/capture/sampler.h"
@@ -587,6 +588,18 @@ int calibration__run(const struct calibration_opts *o, struct calibration_result
 		err = sample(&r, rt, port);
 	if (!err)
 		err = learn(&r);
+	if (!err) {
+		struct v8dbg_check vc;
+
+		/* the run's binary: what was exec'd, whatever the path's name */
+		if (!v8dbg__check(opts.binary, &out->layout, &vc)) {
+			out->v8dbg_compared = vc.compared;
+			out->v8dbg_agreed = vc.agreed;
+			if (vc.agreed != vc.compared)
+				err = fail(o, -ENODATA, "the layout learnt disagrees with the binary's "
+					   "v8dbg_ symbols: %s", vc.disagree);
+		}
+	}
 out:
 	stop_child(&r);
 	remove_dir(r.dir);

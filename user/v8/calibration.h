@@ -9,7 +9,9 @@
  * it with the BPF sampler in raw mode (each JS frame's JSFunction word);
  * names the frames from the perf map; learns the layout from both
  * (user/v8/calibrate.h) while the process still runs; then stops it and
- * removes everything it made (its perf map included).
+ * removes everything it made (its perf map included).  A binary with V8's
+ * postmortem symbols (node's v8dbg_*) holds the result to them: a field
+ * that disagrees fails the run (symbolize/v8dbg.h).
  *
  * Errors: negative errno with a sentence in err (which step, why).  Nothing
  * prints.
@@ -38,6 +40,8 @@ struct calibration_result {
 	size_t samples;			/* samples of the runtime taken */
 	size_t js_frames;		/* JS frames among them */
 	size_t named_frames;		/* JS frames the perf map named */
+	size_t v8dbg_compared;		/* fields the binary's v8dbg_ symbols give (node) */
+	size_t v8dbg_agreed;		/* ... equal to what was learnt */
 };
 
 int calibration__run(const struct calibration_opts *o, struct calibration_result *out);
