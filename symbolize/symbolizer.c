@@ -934,6 +934,7 @@ static void resolve_jit(struct symbolizer *s, struct uproc *p, uint64_t ip, bool
 		return;
 	}
 	out->kind = SYM_FRAME_JIT;
+	out->source = SYM_SOURCE_PERF_MAP;
 	out->system_name = intern(s, sym.raw);
 	if (n->kind == V8NAME_JS || n->kind == V8NAME_SCRIPT)
 		out->name = intern(s, *n->function ? n->function : "(anonymous)");
@@ -1030,7 +1031,19 @@ int symbolizer__resolve_user(struct symbolizer *s, pid_t pid, uint64_t ip,
 	out->system_name = sym.name;
 	out->symbol_offset = vaddr - sym.addr;
 	out->miss = SYM_OK;
+	out->source = SYM_SOURCE_ELF;
 	return 0;
+}
+
+const char *sym_source__str(enum sym_source source)
+{
+	static const char *const names[] = {
+		[SYM_SOURCE_NONE] = "",		[SYM_SOURCE_ELF] = "elf",
+		[SYM_SOURCE_KALLSYMS] = "kallsyms", [SYM_SOURCE_PERF_MAP] = "perf-map",
+		[SYM_SOURCE_CODE_LOG] = "code-log", [SYM_SOURCE_HEAP] = "heap",
+	};
+
+	return (unsigned int)source < sizeof(names) / sizeof(names[0]) ? names[source] : "";
 }
 
 int symbolizer__set_v8_layout(struct symbolizer *s, pid_t pid, const struct v8_layout *layout)
@@ -1084,6 +1097,7 @@ int symbolizer__resolve_v8_function(struct symbolizer *s, pid_t pid, uint64_t sf
 	out->column = fn.column;
 	out->jit_tier = interpreted ? v8name_tier__str(V8NAME_TIER_INTERPRETED) : "";
 	out->miss = SYM_OK;
+	out->source = SYM_SOURCE_HEAP;
 	return 0;
 }
 
@@ -1117,6 +1131,7 @@ int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_fra
 	out->system_name = k->name;
 	out->symbol_offset = ip - k->addr;
 	out->miss = SYM_OK;
+	out->source = SYM_SOURCE_KALLSYMS;
 	return 0;
 }
 

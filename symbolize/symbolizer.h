@@ -57,7 +57,19 @@ enum sym_frame_kind {
 	SYM_FRAME_JIT,		/* named by the V8 perf map */
 };
 
+/* Where a frame's name came from: one record for every kind of frame. */
+enum sym_source {
+	SYM_SOURCE_NONE = 0,	/* unresolved */
+	SYM_SOURCE_ELF,		/* .symtab / .dynsym */
+	SYM_SOURCE_KALLSYMS,
+	SYM_SOURCE_PERF_MAP,	/* V8's /tmp/perf-PID.map */
+	SYM_SOURCE_CODE_LOG,	/* V8's code log (set by the caller that reads it) */
+	SYM_SOURCE_HEAP,	/* V8's heap: the frame's SharedFunctionInfo */
+};
+
 const char *sym_miss__str(enum sym_miss miss);
+/* "elf", "kallsyms", "perf-map", "code-log", "heap", "" */
+const char *sym_source__str(enum sym_source source);
 
 /* One executable mapping of a tracked process. */
 struct sym_mapping {
@@ -83,6 +95,7 @@ struct sym_frame {
 	uint64_t symbol_offset;	  /* ip - symbol start, when resolved */
 	const struct sym_mapping *mapping; /* NULL for kernel frames and unmapped ips */
 	enum sym_miss miss;
+	enum sym_source source;	  /* where name came from */
 };
 
 struct read_budget;

@@ -228,6 +228,8 @@ static int add_sample(struct writer *w, const struct sample_store *store,
 	if (v->leaf_jit) {
 		w->stats->jit_leaf_samples++;
 		w->stats->jit_leaf_named += v->leaf_jit_named;
+		if (v->leaf_jit_named)
+			w->stats->jit_leaf_by[v->leaf_jit_source]++;
 	}
 	return pprof_builder__add_sample(w->b, loc_ids, n, values, 2, labels, nlabels);
 }

@@ -56,7 +56,8 @@ struct cpu_profile_stats {
 	uint64_t frames;		/* frames in those samples */
 	uint64_t unsymbolized_frames;	/* frames with no name */
 	uint64_t jit_leaf_samples;	/* samples whose user leaf is JIT code */
-	uint64_t jit_leaf_named;	/* ... and named by the perf map */
+	uint64_t jit_leaf_named;	/* ... and named */
+	uint64_t jit_leaf_by[SYM_SOURCE_HEAP + 1]; /* ... by each source (enum sym_source) */
 	uint64_t class_samples[NR_SAMPLE_CLASSES];
 	/* processes with JIT frames but no perf map, for the user's hint */
 	uint32_t no_perfmap_pids[CPU_PROFILE_MAX_HINT_PIDS];

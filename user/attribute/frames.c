@@ -212,7 +212,7 @@ static int name_from_code_log(struct frame_table *ft, struct isolate_registry *r
 	f->sym.jit_kind = n->kind;
 	f->sym.symbol_offset = f->addr - code.start;
 	f->sym.miss = SYM_OK;
-	f->from_code_log = true;
+	f->sym.source = SYM_SOURCE_CODE_LOG;
 	return 0;
 }
 
@@ -263,7 +263,6 @@ static int name_from_heap(struct frame_table *ft, struct symbolizer *sym, struct
 	heap.symbol_offset = f->sym.symbol_offset;
 	f->sym = heap;
 	f->jit = true;
-	f->from_heap = true;
 	ft->heap_named++;
 	return 0;
 }
@@ -347,6 +346,7 @@ static void summarize(struct frame_table *ft, struct stack_view *v, size_t nkern
 		if (i == nkernel) {
 			v->leaf_jit = f->jit;
 			v->leaf_jit_named = f->sym.kind == SYM_FRAME_JIT;
+			v->leaf_jit_source = f->sym.source;
 		}
 	}
 	if (gc)

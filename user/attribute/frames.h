@@ -54,7 +54,10 @@ struct frame_inline {
 
 struct frame {
 	struct sym_frame sym;	/* strings owned by the symbolizer (or the table, when
-				 * from_code_log); for JIT code with inlined frames,
+				 * sym.source is the code log); sym.source says who
+				 * named it: JIT code the perf map did not name is named
+				 * by the code log, else from V8's heap (the frame's
+				 * SFI); for JIT code with inlined frames,
 				 * line/column are the call site */
 	const struct frame_inline *inlined; /* innermost first; NULL when none */
 	uint32_t ninlined;
@@ -62,8 +65,6 @@ struct frame {
 	uint32_t pid;		/* 0 for kernel frames */
 	bool kernel;
 	bool jit;		/* JIT code, named or not */
-	bool from_code_log;	/* JIT code the perf map did not name, named by the code log */
-	bool from_heap;		/* ... nor the code log: named from V8's heap (the frame's SFI) */
 	enum frame_class cls;
 };
 
@@ -76,6 +77,7 @@ struct stack_view {
 	bool deopt;		/* some frame is V8's deoptimizer */
 	bool leaf_jit;		/* the user leaf is JIT code */
 	bool leaf_jit_named;
+	enum sym_source leaf_jit_source; /* who named the JIT leaf */
 };
 
 struct frame_table;

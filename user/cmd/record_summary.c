@@ -176,9 +176,9 @@ static void flag_view__fill(const struct capture *c, const struct target_state *
 
 		if (f->pid != (uint32_t)t->pid || f->sym.kind != SYM_FRAME_JIT)
 			continue;
-		fv->code_log_named += f->from_code_log;
+		fv->code_log_named += f->sym.source == SYM_SOURCE_CODE_LOG;
 		if (!fv->code_log && c->isolates)
-			fv->code_log = f->from_code_log ||
+			fv->code_log = f->sym.source == SYM_SOURCE_CODE_LOG ||
 				       !isolate_registry__code_at(c->isolates, t->pid, f->addr, &code);
 	}
 }
@@ -289,6 +289,12 @@ static struct json_object *js_names_json(const struct capture *c, const struct i
 		frame_table__heap_stats(c->ft, &hs);
 	err |= json__put(o, "jit_leaf_samples", json_object_new_uint64(c->stats.jit_leaf_samples));
 	err |= json__put(o, "jit_leaf_named", json_object_new_uint64(c->stats.jit_leaf_named));
+	err |= json__put(o, "jit_leaf_by_perf_map",
+			 json_object_new_uint64(c->stats.jit_leaf_by[SYM_SOURCE_PERF_MAP]));
+	err |= json__put(o, "jit_leaf_by_code_log",
+			 json_object_new_uint64(c->stats.jit_leaf_by[SYM_SOURCE_CODE_LOG]));
+	err |= json__put(o, "jit_leaf_by_heap",
+			 json_object_new_uint64(c->stats.jit_leaf_by[SYM_SOURCE_HEAP]));
 	err |= json__put(o, "heap_js_frames", json_object_new_uint64(cnt->js_frames));
 	err |= json__put(o, "heap_js_frames_validated",
 			 json_object_new_uint64(cnt->js_frames - cnt->js_unnamed));
@@ -329,10 +335,14 @@ static void print_notes(const struct capture *c, const struct isoprof_counters *
 	size_t nnotes;
 
 	if (stats->jit_leaf_samples)
-		fprintf(stderr, "isoprof: JIT-leaf samples: %llu, named %llu (%.1f%%)\n",
+		fprintf(stderr, "isoprof: JIT-leaf samples: %llu, named %llu (%.1f%%): perf map %llu, "
+			"code log %llu, V8's heap %llu (code neither log covers)\n",
 			(unsigned long long)stats->jit_leaf_samples,
 			(unsigned long long)stats->jit_leaf_named,
-			100.0 * stats->jit_leaf_named / stats->jit_leaf_samples);
+			100.0 * stats->jit_leaf_named / stats->jit_leaf_samples,
+			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_PERF_MAP],
+			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_CODE_LOG],
+			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_HEAP]);
 	print_heap_names(c, cnt);
 	if (c->services_by_module)
 		fprintf(stderr, "isoprof: note: %zu isolate%s named after %s workerd service by the "
