@@ -33,6 +33,7 @@ struct v8heap {
 	struct script_lines *scripts;
 	size_t nscripts, scripts_cap;
 	struct index_table by_script;
+	size_t lines;		/* line starts kept, over every script */
 	char **strings;		/* names handed out */
 	size_t nstrings, strings_cap;
 	struct v8heap_stats stats;
@@ -156,8 +157,10 @@ int v8heap__read_string(pid_t pid, const struct v8_layout *l, uint64_t obj, char
 		} else if (!one_byte && cp >= 0xd800 && cp < 0xe000) {
 			cp = 0xfffd;
 		}
-		if (pos + 5 > buf_len)
+		if (pos + 5 > buf_len) {
+			buf[pos] = 0;
 			return -E2BIG;
+		}
 		pos += put_utf8(buf + pos, cp);
 	}
 	buf[pos] = 0;
@@ -306,7 +309,10 @@ static int read_lines(struct v8heap *h, uint64_t source, struct script_lines *sl
 
 			if (ch != '\n')
 				continue;
-			if (array_grow(&sl->starts, &cap, sl->nlines + 1))
+			/* a hostile source of newlines must not cost a line table each */
+			if (h->lines + sl->nlines >= V8HEAP_LINES_MAX)
+				err = -EFBIG;
+			else if (array_grow(&sl->starts, &cap, sl->nlines + 1))
 				err = -ENOMEM;
 			else
 				sl->starts[sl->nlines++] = done + i + 1;
@@ -314,6 +320,8 @@ static int read_lines(struct v8heap *h, uint64_t source, struct script_lines *sl
 		done += n;
 	}
 	free(chunk);
+	if (!err)
+		h->lines += sl->nlines;
 	return err;
 }
 
@@ -348,9 +356,12 @@ static int line_table(struct v8heap *h, uint64_t script, struct script_lines **o
 	word = field(h, script, h->l.script_source, &err);
 	source = err ? 0 : v8heap__decompress(&h->l, script, word);
 	err = source ? read_lines(h, source, sl) : -EINVAL;
-	if (err == -ENOMEM) {
+	if (err) {
 		free(sl->starts);
-		return err;
+		sl->starts = NULL;
+		sl->nlines = 0;
+		if (err == -ENOMEM)
+			return err;
 	}
 	sl->unreadable = err != 0;
 	index_table__set(&h->by_script, slot, hash, (uint32_t)h->nscripts);

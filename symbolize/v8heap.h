@@ -15,7 +15,8 @@
  * read; a name in another representation is reported as unreadable.
  *
  * One v8heap per process.  Results are cached per SFI (SFIs do not move in
- * old space; docs/v8-frames.md), and line tables per Script; every string
+ * old space; docs/v8-frames.md), and line tables per Script, at most
+ * V8HEAP_LINES_MAX lines over all scripts (beyond, no line numbers); every string
  * handed out stays valid until v8heap__free().  Not thread-safe.
  *
  * Errors: negative errno (-EFAULT/-ESRCH: unreadable; -EINVAL: not what
@@ -33,6 +34,7 @@
 
 #define V8HEAP_NAME_MAX 1024		/* characters of a name read (V8 names are short) */
 #define V8HEAP_SOURCE_MAX (64u << 20)	/* bytes of a script source read for line numbers */
+#define V8HEAP_LINES_MAX (4u << 20)	/* line starts kept over all scripts (16 MiB) */
 
 struct v8heap_function {
 	const char *name;	/* UTF-8; "" for an anonymous function */
@@ -45,8 +47,8 @@ struct v8heap_stats {
 	uint64_t lookups;	/* v8heap__function() calls */
 	uint64_t named;		/* distinct SFIs named */
 	uint64_t refused;	/* distinct SFIs refused (not an SFI, unreadable) */
-	uint64_t reads;		/* process_vm_readv() calls */
-	uint64_t bytes;		/* bytes read */
+	uint64_t reads;		/* field and source reads (strings' own not counted) */
+	uint64_t bytes;		/* bytes those read */
 };
 
 struct v8heap;

@@ -427,7 +427,7 @@ static void test_scope_info_name(void **state)
 	put_smi(hp, scope, hp->l.scope_info_context_locals, -1);
 	assert_int_equal(v8heap__function(h, sfi_new(hp, scope, 0), &fn), -EINVAL);
 	scope = scope_info_new(hp, 0, one_byte(hp, "x"), 0);
-	put_smi(hp, scope, hp->l.scope_info_context_locals, 1 << 30);
+	put_smi(hp, scope, hp->l.scope_info_context_locals, (1 << 20) + 1);
 	assert_int_equal(v8heap__function(h, sfi_new(hp, scope, 0), &fn), -EINVAL);
 	v8heap__free(h);
 }
@@ -689,17 +689,16 @@ static void test_cache(void **state)
 }
 
 /* Each case with full pointers, then compressed. */
-#define BOTH(test)                                                              \
-	{ #test "/full", test, setup_full_pointers, teardown, NULL },          \
-	{                                                                       \
-		#test "/compressed", test, setup_compressed, teardown, NULL    \
-	}
+#define BOTH(test)                                                      \
+	{ #test "/full", test, setup_full_pointers, teardown, NULL },  \
+	{ #test "/compressed", test, setup_compressed, teardown, NULL }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		BOTH(test_string_name),	    BOTH(test_scope_info_name), BOTH(test_two_byte),
-		BOTH(test_script_position), BOTH(test_not_sfi),		BOTH(test_refused_names),
+		BOTH(test_string_name),	BOTH(test_scope_info_name),
+		BOTH(test_two_byte),	BOTH(test_script_position),
+		BOTH(test_not_sfi),	BOTH(test_refused_names),
 		BOTH(test_cache),
 	};
 
