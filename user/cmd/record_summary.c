@@ -219,7 +219,8 @@ static void print_flag_notes(const struct capture *c)
 			fprintf(stderr, "isoprof: note: pid %d: code logs without script sources "
 				"(--log-source-code): no scripts or version ids per isolate, inlined "
 				"frames without lines\n", t->pid);
-		if (fv.interpreter)
+		/* a stray sample at a first call is no reason to restart a runtime */
+		if (fv.interpreter * 200 >= fv.samples && fv.interpreter)
 			fprintf(stderr, "isoprof: note: pid %d: %.1f%% of its samples run interpreted "
 				"JS shown as V8's shared InterpreterEntryTrampoline, not by function "
 				"(--interpreted-frames-native-stack)\n", t->pid,
