@@ -80,13 +80,23 @@ _Static_assert(__builtin_offsetof(struct isoprof_sample, kernel_stack) == 56,
 /* Value of the targets map, keyed by tgid. */
 #define ISOPROF_TARGET_READ_ISOLATE (1u << 0)
 
+/*
+ * Address ranges where a JS frame's pc can be (JIT code, V8's builtins):
+ * with a layout, the sampler walks no deeper than the last user frame in
+ * one of them.  Unused ranges are 0, 0; none at all: every frame walked.
+ */
+#define ISOPROF_JS_RANGES 4
+
 struct isoprof_target {
 	__s64 isolate_tls_offset; /* from the thread pointer (fsbase) to g_current_isolate_ */
 	__u32 flags;		  /* ISOPROF_TARGET_* */
 	__u32 v8_layout;	  /* 1 + index into the v8_layouts map; 0: no JS frames read */
+	__u64 js_start[ISOPROF_JS_RANGES];
+	__u64 js_end[ISOPROF_JS_RANGES];	/* exclusive */
 };
 
-_Static_assert(sizeof(struct isoprof_target) == 16, "isoprof_target layout");
+_Static_assert(sizeof(struct isoprof_target) == 16 + 16 * ISOPROF_JS_RANGES,
+	       "isoprof_target layout");
 
 /*
  * What the sampler needs of one V8 build to read a frame's function

@@ -173,6 +173,44 @@ static __always_inline __u64 user_frame_pointer(struct bpf_perf_event_data *ctx)
  * the walk, 2.5-3 us more with it, and 1-4 us more again with two reads
  * per frame; reading and checking the SFIs adds about 0.6 us.
  */
+/*
+ * How many user frames can hold JS: through the last one whose pc is in
+ * JIT code or V8's builtins (isoprof_target.js_*).  Below the outermost JS
+ * frame a runtime has a dozen or more native frames down to main(), each a
+ * read the walk would pay for nothing.  Reads only the stack already
+ * copied.  No ranges: every frame.
+ */
+static __always_inline __u64 js_depth(const struct isoprof_target *t,
+				      const struct isoprof_sample *s, __u64 nuser)
+{
+	__u64 start[ISOPROF_JS_RANGES], len[ISOPROF_JS_RANGES], depth = 0, any = 0;
+
+	for (int r = 0; r < ISOPROF_JS_RANGES; r++) {
+		start[r] = t->js_start[r];
+		len[r] = t->js_end[r] > t->js_start[r] ? t->js_end[r] - t->js_start[r] : 0;
+		any |= len[r];
+	}
+	if (!any)
+		return nuser;
+	/*
+	 * Branch-free (BPF has no set-on-condition: a comparison is a jump),
+	 * so the verifier walks one path per frame, not 2^4: user addresses
+	 * are below 2^63, so a difference's sign bit is a comparison.
+	 */
+	for (__u32 i = 0; i < ISOPROF_MAX_JS_WALK && i < nuser; i++) {
+		__u64 pc = s->user_stack[i], hit = 0;
+
+		for (int r = 0; r < ISOPROF_JS_RANGES; r++) {
+			__u64 d = pc - start[r];
+
+			/* d >= 0 (signed), and d < len */
+			hit |= ~((__s64)d >> 63) & ((__s64)(d - len[r]) >> 63) & 1;
+		}
+		depth += ((i + 1) - depth) & (0 - hit);
+	}
+	return depth;
+}
+
 static __always_inline void walk_js_frames(struct bpf_perf_event_data *ctx,
 					   const struct isoprof_target *target,
 					   struct isoprof_sample *s, long user_bytes,
@@ -180,7 +218,7 @@ static __always_inline void walk_js_frames(struct bpf_perf_event_data *ctx,
 {
 	__u32 idx = target->v8_layout - 1, walked = 0;
 	const struct isoprof_v8_layout *l;
-	__u64 nuser, fp, frame[4];
+	__u64 nuser, depth, fp, frame[4];
 
 	if (idx >= ISOPROF_V8_LAYOUT_MAX || user_bytes <= 0)
 		return;
@@ -189,7 +227,8 @@ static __always_inline void walk_js_frames(struct bpf_perf_event_data *ctx,
 	if (!l || !fp)
 		return;
 	nuser = user_bytes / sizeof(__u64);
-	for (__u32 i = 0; i < ISOPROF_MAX_JS_WALK && i < nuser; i++) {
+	depth = js_depth(target, s, nuser);
+	for (__u32 i = 0; i < ISOPROF_MAX_JS_WALK && i < depth; i++) {
 		/* fp-16: JSFunction, fp-8: context, fp: caller's fp, fp+8: return address */
 		if (bpf_probe_read_user(frame, sizeof(frame), (void *)(fp - 16)))
 			break;

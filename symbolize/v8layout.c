@@ -77,6 +77,8 @@ static const struct field fields[] = {
 	FIELD(string_type_limit, FIELD_HEX, 0),
 	FIELD(string_repr_mask, FIELD_HEX, 0),
 	FIELD(string_one_byte_bit, FIELD_HEX, 0),
+	FIELD(builtins_offset, FIELD_HEX, 0),
+	FIELD(builtins_size, FIELD_HEX, 0),
 };
 
 /*

@@ -100,6 +100,15 @@ struct v8_layout {
 	uint32_t string_type_limit;
 	uint32_t string_repr_mask;
 	uint32_t string_one_byte_bit;
+
+	/*
+	 * Where the binary keeps V8's embedded builtins (the interpreter's
+	 * trampoline among them), as a range of file offsets: with the JIT
+	 * code, the only code a JS frame can run, so the sampler walks no
+	 * deeper than the last such frame.  0, 0: unknown (every frame walked).
+	 */
+	uint32_t builtins_offset;
+	uint32_t builtins_size;
 };
 
 #define V8LAYOUT_STATE_DIR_ENV "ISOPROF_STATE_DIR"

@@ -56,6 +56,8 @@ static void valid_layout(struct v8_layout *l)
 	l->string_type_limit = 0x80;
 	l->string_repr_mask = 0x7;
 	l->string_one_byte_bit = 0x8;
+	l->builtins_offset = 0x1c40000;
+	l->builtins_size = 0x2e1b34;
 }
 
 static size_t format_valid(char *buf, size_t len)
@@ -168,6 +170,8 @@ static void test_lenient(void **state)
 				   "script_type 0x00a1\n"
 				   "string_type_limit 128\n"
 				   "string_repr_mask 7\n"
+				   "builtins_offset 0x1c40000\n"
+				   "builtins_size 3021620\n"
 				   "# the end";
 	struct v8_layout want, got;
 	char err[256];
@@ -256,7 +260,7 @@ static void test_parse_errors(void **state)
 	format_valid(buf, sizeof(buf));
 	n = strlen(buf);
 	snprintf(buf + n, sizeof(buf) - n, "new_field_of_isoprof_2 4\n");
-	expect_error(buf, "line 30: unknown key \"new_field_of_isoprof_2\"", "a newer field");
+	expect_error(buf, "line 32: unknown key \"new_field_of_isoprof_2\"", "a newer field");
 
 	/* line shapes */
 	expect_line_error("fn_sfi", "fn_sfi", "fn_sfi: no value");

@@ -24,6 +24,7 @@
 #include "lib/procfs.h"
 #include "lib/textescape.h"
 #include "user/capture/caps.h"
+#include "user/capture/js_ranges.h"
 #include "user/cmd/record.h"
 
 #ifndef SYS_pidfd_open
@@ -181,6 +182,9 @@ static void find_layout(struct capture *c, struct target_state *t)
 	}
 	t->layout = k + 1;
 	t->bpf.v8_layout = (__u32)(k + 1);
+	/* no ranges (a layout without builtins, maps unreadable): the walk covers every frame */
+	js_ranges__find(t->pid, t->v8->exe, c->layouts[k].builtins_offset,
+			c->layouts[k].builtins_size, &t->bpf);
 }
 
 /* What the sampler needs of a layout (bpf/isoprof.h). */

@@ -503,6 +503,42 @@ static int wait_ready(struct run *r, enum discover_runtime rt, unsigned int port
 		    r->o->binary, READY_TIMEOUT_MS / 1000);
 }
 
+struct builtins_span {
+	uint64_t lo, hi;	/* file offsets */
+};
+
+static int note_builtin(void *ctx, const struct elf_named_sym *sym)
+{
+	struct builtins_span *b = ctx;
+
+	if (strncmp(sym->name, "Builtins_", 9) || sym->file_offset == UINT64_MAX || !sym->size)
+		return 0;
+	if (sym->file_offset < b->lo)
+		b->lo = sym->file_offset;
+	if (sym->file_offset + sym->size > b->hi)
+		b->hi = sym->file_offset + sym->size;
+	return 0;
+}
+
+/*
+ * Where the binary keeps V8's embedded builtins (Builtins_* symbols), as
+ * file offsets: with the JIT code, all a JS frame's pc can be in
+ * (user/capture/js_ranges.h).  Left 0, 0 when the binary names none.
+ */
+static void find_builtins(const char *binary, struct v8_layout *l)
+{
+	struct builtins_span b = { UINT64_MAX, 0 };
+	struct elf_symtab *st = elf_symtab__open(binary, NULL);
+
+	if (!st)
+		return;
+	if (!elf_symtab__each_symbol(st, note_builtin, &b) && b.hi > b.lo && b.hi <= UINT32_MAX) {
+		l->builtins_offset = (uint32_t)b.lo;
+		l->builtins_size = (uint32_t)(b.hi - b.lo);
+	}
+	elf_symtab__free(st);
+}
+
 /* The build-id and version record will see for this process. */
 static int identify(struct run *r)
 {
@@ -591,6 +627,7 @@ int calibration__run(const struct calibration_opts *o, struct calibration_result
 	if (!err) {
 		struct v8dbg_check vc;
 
+		find_builtins(opts.binary, &out->layout);
 		/* the run's binary: what was exec'd, whatever the path's name */
 		if (!v8dbg__check(opts.binary, &out->layout, &vc)) {
 			out->v8dbg_compared = vc.compared;
