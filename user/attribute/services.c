@@ -1031,7 +1031,8 @@ int service_map__name_isolates_by_module(struct service_map *m, struct isolate_r
 		const struct workerd_service *found = NULL;
 		size_t nfound = 0;
 
-		if (!cfg || all[i]->has_code_log || all[i]->service_name || !all[i]->nr_scripts)
+		/* content decides where there is content: a code log with sources */
+		if (!cfg || all[i]->version_full[0] || all[i]->service_name || !all[i]->nr_scripts)
 			continue;
 		for (size_t k = 0; k < cfg->nr_services; k++) {
 			const struct workerd_service *svc = &cfg->services[k];

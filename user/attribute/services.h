@@ -133,7 +133,8 @@ int service_map__match(struct service_map *m, pid_t pid, uint64_t isolate,
 int service_map__name_isolates(struct service_map *m, struct isolate_registry *reg);
 
 /*
- * The same for isolates with no code log: by the script names read from
+ * The same for isolates with no script sources (no code log, or one
+ * without code events, as --perf-basic-prof alone leaves): by the script names read from
  * their JS frames (the perf map, or V8's heap: docs/v8-frames.md).  An
  * isolate is named when exactly one worker service of its process has a
  * module of each of those names; module names shared by several services
