@@ -15,6 +15,7 @@
  * tables are read on first use or by symbolizer__preload().
  */
 #include "symbolize/symbolizer.h"
+#include "symbolize/v8code.h"
 #include "symbolize/v8heap.h"
 
 #include <errno.h>
@@ -87,6 +88,7 @@ struct uproc {
 	pid_t pid;
 	struct perfmap *perfmap; /* NULL when its path could not be found */
 	struct v8heap *heap;	/* JS functions read from its heap; NULL: no layout */
+	struct v8code *code;	/* inlined functions from its code objects; NULL: none */
 	int perfmap_err;	/* last perfmap__update() error; -ENOENT: no map (yet) */
 	bool perfmap_read;	/* perfmap__update() ran at least once */
 	uint64_t perfmap_read_ns; /* CLOCK_MONOTONIC of the last update */
@@ -270,6 +272,7 @@ static void uproc_free(struct uproc *p)
 
 	perfmap__free(p->perfmap);
 	v8heap__free(p->heap);
+	v8code__free(p->code);
 	for (i = 0; i < p->nr_hist; i++)
 		free(p->hist[i]);
 	free(p->hist);
@@ -1053,8 +1056,93 @@ int symbolizer__set_v8_layout(struct symbolizer *s, pid_t pid, const struct v8_l
 	if (!p)
 		return -ESRCH;
 	v8heap__free(p->heap);
+	v8code__free(p->code);
 	p->heap = layout ? v8heap__new(pid, layout) : NULL;
-	return layout && !p->heap ? -ENOMEM : 0;
+	p->code = NULL;
+	if (layout && !p->heap)
+		return -ENOMEM;
+	/* a layout without code fields names functions, not what they inlined */
+	if (layout && layout->code_alignment) {
+		p->code = v8code__new(pid, layout);
+		if (!p->code)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int symbolizer__note_v8_code(struct symbolizer *s, pid_t pid, uint64_t pc, uint64_t heap_address)
+{
+	struct uproc *p = find_proc(s, pid);
+	int err;
+
+	if (!p || !p->code)
+		return p ? -ENOENT : -ESRCH;
+	if (heap_address)
+		v8code__set_cage(p->code, heap_address);
+	err = v8code__note(p->code, pc);
+	return err == -ENOMEM ? err : 0;
+}
+
+void symbolizer__v8_code_epoch(struct symbolizer *s, pid_t pid)
+{
+	struct uproc *p = find_proc(s, pid);
+
+	if (p && p->code)
+		v8code__next_epoch(p->code);
+}
+
+int symbolizer__v8_inline_stack(struct symbolizer *s, pid_t pid, uint64_t pc,
+				struct sym_inline *frames, size_t max, const char **tier)
+{
+	struct uproc *p = find_proc(s, pid);
+	struct v8code_frame code[SYM_INLINE_MAX];
+	enum v8code_tier t = 0;
+	int n;
+
+	if (!p || !p->code || !p->heap)
+		return p ? -ENOENT : -ESRCH;
+	if (max > SYM_INLINE_MAX)
+		max = SYM_INLINE_MAX;
+	n = v8code__stack(p->code, pc, code, max, &t);
+	if (n < 0)
+		return n;
+	for (int i = 0; i < n; i++) {
+		struct v8heap_function fn;
+		int err = v8heap__function(p->heap, code[i].sfi, &fn);
+
+		if (err == -ENOMEM)
+			return err;
+		memset(&frames[i], 0, sizeof(frames[i]));
+		frames[i].sfi = code[i].sfi;
+		if (err) {
+			/* an SFI the layout cannot read: the stack is not to be trusted */
+			return -EINVAL;
+		}
+		frames[i].function = intern(s, *fn.name ? fn.name : "(anonymous)");
+		frames[i].script = fn.script ? intern(s, fn.script) : NULL;
+		if (!frames[i].function || (fn.script && !frames[i].script))
+			return -ENOMEM;
+		if (code[i].position >= 0)
+			v8heap__position(p->heap, code[i].sfi, code[i].position, &frames[i].line,
+					 &frames[i].column);
+		else {
+			frames[i].line = fn.line;
+			frames[i].column = fn.column;
+		}
+	}
+	if (tier)
+		*tier = v8name_tier__str(t == V8CODE_MAGLEV ? V8NAME_TIER_MAGLEV :
+							     V8NAME_TIER_TURBOFAN);
+	return n;
+}
+
+void symbolizer__v8_code_stats(struct symbolizer *s, pid_t pid, struct v8code_stats *out)
+{
+	struct uproc *p = find_proc(s, pid);
+
+	memset(out, 0, sizeof(*out));
+	if (p && p->code)
+		v8code__stats(p->code, out);
 }
 
 bool symbolizer__has_v8_layout(struct symbolizer *s, pid_t pid)

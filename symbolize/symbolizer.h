@@ -189,6 +189,41 @@ bool symbolizer__has_v8_layout(struct symbolizer *s, pid_t pid);
 int symbolizer__resolve_v8_function(struct symbolizer *s, pid_t pid, uint64_t sfi,
 				    bool interpreted, struct sym_frame *out);
 
+/*
+ * Inlined functions from the optimized code objects of pid's runtime
+ * (symbolize/v8code.h), with the layout's code fields.
+ *
+ * note: read the code at pc now (while the process runs; a leaf pc or a
+ * return address - 1), so that the stack is known after the window.
+ * heap_address: any address in its V8 heap (a frame's SFI), or 0.
+ * 0, -ENOENT (no layout with code fields), -ESRCH, -ENOMEM; pcs in no
+ * optimized code are not an error.
+ */
+int symbolizer__note_v8_code(struct symbolizer *s, pid_t pid, uint64_t pc, uint64_t heap_address);
+/* Code read before this is checked again at its next note (it may have died). */
+void symbolizer__v8_code_epoch(struct symbolizer *s, pid_t pid);
+
+#define SYM_INLINE_MAX 32
+
+struct sym_inline {
+	const char *function;	/* "(anonymous)" when it has none */
+	const char *script;	/* NULL when unknown */
+	uint32_t line, column;	/* where pc is in it (1-based); 0 when unknown */
+	uint64_t sfi;
+};
+
+/*
+ * The functions optimized code runs at pc, innermost first, the code's own
+ * function last (so >= 1), at most max; *tier "turbofan" or "maglev".
+ * -ENOENT/-ESRCH as above, -EINVAL when pc is in no optimized code that
+ * could be read, -ENOMEM.
+ */
+int symbolizer__v8_inline_stack(struct symbolizer *s, pid_t pid, uint64_t pc,
+				struct sym_inline *frames, size_t max, const char **tier);
+
+struct v8code_stats;
+void symbolizer__v8_code_stats(struct symbolizer *s, pid_t pid, struct v8code_stats *out);
+
 /* Resolve a kernel address from /proc/kallsyms; always fills *out. */
 int symbolizer__resolve_kernel(struct symbolizer *s, uint64_t ip, struct sym_frame *out);
 

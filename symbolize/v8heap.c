@@ -14,6 +14,7 @@ struct cached_function {
 	uint64_t sfi;
 	int err;		/* 0, or why it was refused */
 	struct v8heap_function fn;
+	uint64_t script;	/* its Script, for positions; 0 when none */
 };
 
 /* Line starts of one script's source, for positions -> line and column. */
@@ -369,7 +370,8 @@ static int line_table(struct v8heap *h, uint64_t script, struct script_lines **o
 	return 0;
 }
 
-static int read_function(struct v8heap *h, uint64_t sfi, struct v8heap_function *fn)
+static int read_function(struct v8heap *h, uint64_t sfi, struct v8heap_function *fn,
+			 uint64_t *script_out)
 {
 	const struct v8_layout *l = &h->l;
 	char name[V8HEAP_NAME_MAX * 4 + 1], script_name[V8HEAP_NAME_MAX * 4 + 1];
@@ -411,6 +413,7 @@ static int read_function(struct v8heap *h, uint64_t sfi, struct v8heap_function 
 	script = err ? 0 : v8heap__decompress(l, sfi, word);
 	if (!script || object_is(h, script, l->script_map, l->script_type))
 		return 0;
+	*script_out = script;
 	word = field(h, script, l->script_name, &err);
 	obj = err ? 0 : v8heap__decompress(l, script, word);
 	if (obj && !v8heap__read_string(h->pid, l, obj, script_name, sizeof(script_name),
@@ -434,7 +437,7 @@ static bool sfi_is(const void *ctx, uint32_t index, const void *key)
 	return h->fns[index].sfi == *(const uint64_t *)key;
 }
 
-int v8heap__function(struct v8heap *h, uint64_t sfi, struct v8heap_function *out)
+static int cached(struct v8heap *h, uint64_t sfi, struct cached_function **out)
 {
 	uint32_t hash = hash__fold32(hash__word(HASH_SEED, sfi));
 	struct cached_function *c;
@@ -451,7 +454,7 @@ int v8heap__function(struct v8heap *h, uint64_t sfi, struct v8heap_function *out
 		c = &h->fns[h->nfns];
 		memset(c, 0, sizeof(*c));
 		c->sfi = sfi;
-		c->err = read_function(h, sfi, &c->fn);
+		c->err = read_function(h, sfi, &c->fn, &c->script);
 		if (c->err == -ENOMEM)
 			return -ENOMEM;
 		if (c->err)
@@ -462,9 +465,32 @@ int v8heap__function(struct v8heap *h, uint64_t sfi, struct v8heap_function *out
 		i = (long)h->nfns++;
 	}
 	c = &h->fns[i];
-	if (c->err)
-		return c->err;
+	*out = c;
+	return c->err;
+}
+
+int v8heap__function(struct v8heap *h, uint64_t sfi, struct v8heap_function *out)
+{
+	struct cached_function *c;
+	int err = cached(h, sfi, &c);
+
+	if (err)
+		return err;
 	*out = c->fn;
+	return 0;
+}
+
+int v8heap__position(struct v8heap *h, uint64_t sfi, int64_t position, uint32_t *line,
+		     uint32_t *column)
+{
+	struct cached_function *c;
+	int err = cached(h, sfi, &c);
+
+	*line = *column = 0;
+	if (err)
+		return err;
+	if (c->script)
+		position_of(h, c->script, position, line, column);
 	return 0;
 }
 

@@ -60,6 +60,14 @@ void v8heap__free(struct v8heap *h);
 /* The function of the SFI at sfi (untagged), cached. */
 int v8heap__function(struct v8heap *h, uint64_t sfi, struct v8heap_function *out);
 
+/*
+ * Line and column (1-based; 0 when unknown) of a position (an offset in
+ * the source) in the script of the function at sfi: where optimized code
+ * is inside a function (symbolize/v8code.h).  Errors as v8heap__function().
+ */
+int v8heap__position(struct v8heap *h, uint64_t sfi, int64_t position, uint32_t *line,
+		     uint32_t *column);
+
 void v8heap__stats(const struct v8heap *h, struct v8heap_stats *out);
 
 /*

@@ -79,6 +79,28 @@ static const struct field fields[] = {
 	FIELD(string_one_byte_bit, FIELD_HEX, 0),
 	FIELD(builtins_offset, FIELD_HEX, 0),
 	FIELD(builtins_size, FIELD_HEX, 0),
+	FIELD(code_alignment, FIELD_DEC, 0),
+	FIELD(istream_instructions, FIELD_DEC, CHECK_OFFSET),
+	FIELD(istream_code, FIELD_DEC, CHECK_OFFSET | CHECK_TAGGED),
+	FIELD(istream_type, FIELD_HEX, CHECK_TYPE),
+	FIELD(code_istream, FIELD_DEC, CHECK_OFFSET),
+	FIELD(code_instruction_start, FIELD_DEC, CHECK_OFFSET),
+	FIELD(code_instruction_size, FIELD_DEC, CHECK_OFFSET),
+	FIELD(code_flags, FIELD_DEC, CHECK_OFFSET),
+	FIELD(code_kind_mask, FIELD_HEX, 0),
+	FIELD(code_kind_turbofan, FIELD_HEX, 0),
+	FIELD(code_kind_maglev, FIELD_HEX, 0),
+	FIELD(code_deopt_data, FIELD_DEC, CHECK_OFFSET | CHECK_TAGGED),
+	FIELD(code_position_table, FIELD_DEC, CHECK_OFFSET | CHECK_TAGGED),
+	FIELD(array_length, FIELD_DEC, CHECK_OFFSET),
+	FIELD(array_length_smi, FIELD_DEC, 0),
+	FIELD(array_elements, FIELD_DEC, CHECK_OFFSET),
+	FIELD(deopt_inlined_count, FIELD_DEC, 0),
+	FIELD(deopt_literals, FIELD_DEC, 0),
+	FIELD(deopt_sfi, FIELD_DEC, 0),
+	FIELD(deopt_sfi_wrapper, FIELD_DEC, CHECK_OFFSET | CHECK_TAGGED),
+	FIELD(deopt_inlining_positions, FIELD_DEC, 0),
+	FIELD(spt_encoding, FIELD_DEC, 0),
 };
 
 /*
@@ -125,6 +147,63 @@ static bool version_ok(const char *s, size_t n)
 			return false;
 	}
 	return true;
+}
+
+/* Deoptimization data is read from its first elements only. */
+#define DEOPT_INDEX_LIMIT 32
+
+/* The code object fields: all 0 (not learnt), or a whole consistent set. */
+static int check_code(const struct v8_layout *l, char *err, size_t err_len)
+{
+	const uint32_t *first = &l->code_alignment, *last = &l->spt_encoding;
+
+	if (!l->code_alignment) {
+		for (const uint32_t *v = first; v <= last; v++) {
+			if (*v) {
+				errmsg__set(err, err_len, "code_alignment 0 (code objects not "
+					    "learnt) with other code fields set");
+				return -EINVAL;
+			}
+		}
+		return 0;
+	}
+	if (l->code_alignment & (l->code_alignment - 1) || l->code_alignment > 4096 ||
+	    l->code_alignment < 8) {
+		errmsg__set(err, err_len, "code_alignment %u: not a power of two from 8 to 4096",
+			    l->code_alignment);
+		return -EINVAL;
+	}
+	if (l->istream_instructions > l->code_alignment * 4 ||
+	    l->istream_code >= l->istream_instructions) {
+		errmsg__set(err, err_len, "istream_code %u, istream_instructions %u: the Code "
+			    "word must lie in the header", l->istream_code, l->istream_instructions);
+		return -EINVAL;
+	}
+	if (!l->code_kind_mask || l->code_kind_mask > 0xff ||
+	    (l->code_kind_turbofan & ~l->code_kind_mask) ||
+	    (l->code_kind_maglev & ~l->code_kind_mask)) {
+		errmsg__set(err, err_len, "code_kind_mask 0x%x: kinds must lie within it (at most "
+			    "8 bits)", l->code_kind_mask);
+		return -EINVAL;
+	}
+	if (l->array_length_smi > 1 || (l->array_length_smi && l->array_length % l->tagged_size) ||
+	    l->array_elements % 4) {
+		errmsg__set(err, err_len, "array_length %u, array_length_smi %u, array_elements %u: "
+			    "not an array header", l->array_length, l->array_length_smi,
+			    l->array_elements);
+		return -EINVAL;
+	}
+	if (l->deopt_inlined_count >= DEOPT_INDEX_LIMIT || l->deopt_literals >= DEOPT_INDEX_LIMIT ||
+	    l->deopt_sfi >= DEOPT_INDEX_LIMIT || l->deopt_inlining_positions >= DEOPT_INDEX_LIMIT) {
+		errmsg__set(err, err_len, "deoptimization data indices must be below %d",
+			    DEOPT_INDEX_LIMIT);
+		return -EINVAL;
+	}
+	if (l->spt_encoding < 1 || l->spt_encoding > 2) {
+		errmsg__set(err, err_len, "spt_encoding %u: not 1 or 2", l->spt_encoding);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 int v8layout__check(const struct v8_layout *l, char *err, size_t err_len)
@@ -193,6 +272,8 @@ int v8layout__check(const struct v8_layout *l, char *err, size_t err_len)
 			    l->string_repr_mask, INSTANCE_TYPE_LIMIT - 1);
 		return -EINVAL;
 	}
+	if (check_code(l, err, err_len))
+		return -EINVAL;
 	if (!l->string_one_byte_bit || l->string_one_byte_bit >= INSTANCE_TYPE_LIMIT) {
 		errmsg__set(err, err_len, "string_one_byte_bit 0x%x: not 1 to 0x%x",
 			    l->string_one_byte_bit, INSTANCE_TYPE_LIMIT - 1);
@@ -337,7 +418,8 @@ static int parse_line(const char *p, size_t n, struct v8_layout *l, size_t *seen
 
 int v8layout__parse(const char *text, size_t len, struct v8_layout *out, char *err, size_t err_len)
 {
-	static const char header[] = HEADER_WORD " 1";
+	static const char header[] = HEADER_WORD " 2";
+	static const char older[] = HEADER_WORD " 1";
 	const char *p = text, *end = text + len, *nl, *e;
 	size_t seen_on[ARRAY_SIZE(fields)] = { 0 };
 	size_t lineno = 0, i;
@@ -346,7 +428,7 @@ int v8layout__parse(const char *text, size_t len, struct v8_layout *out, char *e
 	char why[160], ex[48];
 	int ret;
 
-	_Static_assert(V8LAYOUT_FORMAT_VERSION == 1, "header[] spells the version");
+	_Static_assert(V8LAYOUT_FORMAT_VERSION == 2, "header[] spells the version");
 	memset(out, 0, sizeof(*out));
 	memset(&l, 0, sizeof(l));
 	errmsg__set(err, err_len, "%s", "");
@@ -364,6 +446,12 @@ int v8layout__parse(const char *text, size_t len, struct v8_layout *out, char *e
 			    !memcmp(p, header, sizeof(header) - 1)) {
 				have_header = true;
 				goto next;
+			}
+			if ((size_t)(e - p) == sizeof(older) - 1 &&
+			    !memcmp(p, older, sizeof(older) - 1)) {
+				errmsg__set(err, err_len, "line %zu: a layout of an earlier isoprof, "
+					    "without code objects: calibrate again", lineno);
+				return -ESTALE;
 			}
 			errmsg__excerpt(ex, sizeof(ex), p, (size_t)(e - p));
 			newer = (size_t)(e - p) > sizeof(HEADER_WORD) &&

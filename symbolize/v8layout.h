@@ -9,7 +9,7 @@
  * field from a run of that binary (user/v8/calibrate.h) and stores it as a
  * small text file, DIR/v8-layouts/BUILDID, one "key value" line per field:
  *
- *   isoprof-v8-layout 1
+ *   isoprof-v8-layout 2
  *   build_id 0123abcd...
  *   v8_version 15.8.62.5
  *   compressed 1
@@ -19,7 +19,7 @@
  * Numbers are decimal or 0x-hex; unknown keys are an error (a layout from a
  * newer isoprof is refused, not half-used); every field must be present.
  *
- * Exactly: the first non-empty line is "isoprof-v8-layout 1"; then one
+ * Exactly: the first non-empty line is "isoprof-v8-layout 2"; then one
  * "key value" line per struct field, the key spelled as the field, blanks
  * between, in any order, each once.  Empty lines and lines starting with
  * '#' are skipped (after the header); trailing blanks and CR are dropped;
@@ -45,7 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define V8LAYOUT_FORMAT_VERSION 1
+#define V8LAYOUT_FORMAT_VERSION 2
 #define V8LAYOUT_BUILD_ID_MAX 64	/* hex digits of the longest build-id kept */
 #define V8LAYOUT_FILE_MAX 4096		/* a layout file is a few hundred bytes */
 #define V8LAYOUT_SUBDIR "v8-layouts"	/* under the state directory */
@@ -109,6 +109,55 @@ struct v8_layout {
 	 */
 	uint32_t builtins_offset;
 	uint32_t builtins_size;
+
+	/*
+	 * Optimized code objects, for the functions they inlined
+	 * (symbolize/v8code.h).  code_alignment 0: not learnt, every other
+	 * code_ field then 0 and unused.
+	 *
+	 * An InstructionStream (in the code range) holds the instructions,
+	 * code_alignment-aligned, istream_instructions bytes after its start;
+	 * its map has instance type istream_type; its tagged word at
+	 * istream_code is the Code.  In the Code: the InstructionStream back
+	 * (code_istream, compared on its low 32 bits: the code range may
+	 * compress against a cage of its own), the instruction start (u64)
+	 * and size (u32), flags (u32: kind = flags & code_kind_mask), the
+	 * deoptimization data and the source position table (tagged).
+	 */
+	uint32_t code_alignment;
+	uint32_t istream_instructions;
+	uint32_t istream_code;
+	uint32_t istream_type;
+	uint32_t code_istream;
+	uint32_t code_instruction_start;
+	uint32_t code_instruction_size;
+	uint32_t code_flags;
+	uint32_t code_kind_mask;
+	uint32_t code_kind_turbofan;
+	uint32_t code_kind_maglev;	/* 0: no Maglev code seen */
+	uint32_t code_deopt_data;
+	uint32_t code_position_table;
+	/*
+	 * The arrays behind a Code (deoptimization data, literals, byte
+	 * arrays): a length at array_length, a Smi when array_length_smi,
+	 * else a raw u32 (trusted arrays); elements or bytes at
+	 * array_elements.
+	 */
+	uint32_t array_length;
+	uint32_t array_length_smi;
+	uint32_t array_elements;
+	/* Element indices in the deoptimization data. */
+	uint32_t deopt_inlined_count;	/* Smi: functions inlined */
+	uint32_t deopt_literals;	/* array: their SFIs, first the inlined ones */
+	uint32_t deopt_sfi;		/* the code's own SFI ... */
+	uint32_t deopt_sfi_wrapper;	/* ... at this offset of a wrapper object; 0: directly */
+	uint32_t deopt_inlining_positions; /* byte array of 16-byte InliningPositions */
+	/*
+	 * The source position table's code-offset field: 1, delta when a
+	 * statement else -delta-1; 2, delta << 2 | two flag bits; both
+	 * zig-zag varints.
+	 */
+	uint32_t spt_encoding;
 };
 
 #define V8LAYOUT_STATE_DIR_ENV "ISOPROF_STATE_DIR"
@@ -141,6 +190,7 @@ int v8layout__path(const char *state_dir, const char *build_id, char *buf, size_
 
 /*
  * The layout stored for build_id under state_dir: -ENOENT when none,
+ * -ESTALE when it is in an earlier isoprof's format (calibrate again),
  * -EINVAL (err says why) when the file does not parse, does not check, or
  * names another build-id.  The file is isoprof's own (written by root);
  * it is still read with a size cap and no symlink followed.

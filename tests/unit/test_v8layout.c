@@ -58,6 +58,28 @@ static void valid_layout(struct v8_layout *l)
 	l->string_one_byte_bit = 0x8;
 	l->builtins_offset = 0x1c40000;
 	l->builtins_size = 0x2e1b34;
+	l->code_alignment = 64;
+	l->istream_instructions = 16;
+	l->istream_code = 4;
+	l->istream_type = 0xc6;
+	l->code_istream = 16;
+	l->code_instruction_start = 20;
+	l->code_instruction_size = 36;
+	l->code_flags = 32;
+	l->code_kind_mask = 0x1f;
+	l->code_kind_turbofan = 0xd;
+	l->code_kind_maglev = 0xc;
+	l->code_deopt_data = 4;
+	l->code_position_table = 8;
+	l->array_length = 4;
+	l->array_length_smi = 0;
+	l->array_elements = 8;
+	l->deopt_inlined_count = 1;
+	l->deopt_literals = 3;
+	l->deopt_sfi = 7;
+	l->deopt_sfi_wrapper = 4;
+	l->deopt_inlining_positions = 8;
+	l->spt_encoding = 2;
 }
 
 static size_t format_valid(char *buf, size_t len)
@@ -97,7 +119,7 @@ static void test_round_trip(void **state)
 	n = v8layout__format(&a, buf, sizeof(buf));
 	assert_int_equal(n, strlen(buf));
 	assert_true(!strncmp(buf,
-			     "isoprof-v8-layout 1\nbuild_id " ID_A "\nv8_version 15.8.62.5\n"
+			     "isoprof-v8-layout 2\nbuild_id " ID_A "\nv8_version 15.8.62.5\n"
 			     "compressed 1\ntagged_size 4\nfn_sfi 16\n",
 			     100));
 	assert_non_null(strstr(buf, "\nsfi_map 0x4d1\n"));
@@ -124,6 +146,24 @@ static void test_round_trip(void **state)
 	a.script_name = 16;
 	a.sfi_map = a.scope_info_map = a.script_map = 0;
 	a.scope_info_name_stride = 2;
+	/* node 20's code objects */
+	a.istream_code = 8;
+	a.code_istream = 32;
+	a.code_instruction_start = 40;
+	a.code_instruction_size = 56;
+	a.code_flags = 48;
+	a.code_kind_turbofan = 0x1d;
+	a.code_kind_maglev = 0;
+	a.code_deopt_data = 16;
+	a.code_position_table = 24;
+	a.array_length = 8;
+	a.array_length_smi = 1;
+	a.array_elements = 16;
+	a.deopt_literals = 2;
+	a.deopt_sfi = 6;
+	a.deopt_sfi_wrapper = 0;
+	a.deopt_inlining_positions = 7;
+	a.spt_encoding = 1;
 	/* zero-filled, as parse leaves it, for the memcmp */
 	memset(a.v8_version, 0, sizeof(a.v8_version));
 	assert_int_equal(v8layout__check(&a, err, sizeof(err)), 0);
@@ -139,7 +179,7 @@ static void test_round_trip(void **state)
 static void test_lenient(void **state)
 {
 	static const char text[] = "\n\r\n"
-				   "isoprof-v8-layout 1\r\n"
+				   "isoprof-v8-layout 2\r\n"
 				   "# written by hand\n"
 				   "string_one_byte_bit 8\n"
 				   "v8_version v22.11.0 \t\n"
@@ -172,6 +212,28 @@ static void test_lenient(void **state)
 				   "string_repr_mask 7\n"
 				   "builtins_offset 0x1c40000\n"
 				   "builtins_size 3021620\n"
+				   "code_alignment 64\n"
+				   "istream_instructions 16\n"
+				   "istream_code 4\n"
+				   "istream_type 0xc6\n"
+				   "code_istream 16\n"
+				   "code_instruction_start 20\n"
+				   "code_instruction_size 36\n"
+				   "code_flags 32\n"
+				   "code_kind_mask 0x1f\n"
+				   "code_kind_turbofan 13\n"
+				   "code_kind_maglev 0xc\n"
+				   "code_deopt_data 4\n"
+				   "code_position_table 8\n"
+				   "array_length 4\n"
+				   "array_length_smi 0\n"
+				   "array_elements 8\n"
+				   "deopt_inlined_count 1\n"
+				   "deopt_literals 3\n"
+				   "deopt_sfi 7\n"
+				   "deopt_sfi_wrapper 4\n"
+				   "deopt_inlining_positions 8\n"
+				   "spt_encoding 2\n"
 				   "# the end";
 	struct v8_layout want, got;
 	char err[256];
@@ -237,30 +299,30 @@ static void test_parse_errors(void **state)
 	/* the header */
 	expect_error("", "line 1: empty", "empty");
 	expect_error("\n \r\n\t\n", "line 3: empty", "blank lines only");
-	expect_error("isoprof-v8-layout 2\nbuild_id 00\n",
-		     "line 1: \"isoprof-v8-layout 2\": a layout format of another", "newer format");
+	expect_error("isoprof-v8-layout 3\nbuild_id 00\n",
+		     "line 1: \"isoprof-v8-layout 3\": a layout format of another", "newer format");
 	expect_error("\n\nhello\n", "line 3: \"hello\": not an isoprof V8 layout", "not a layout");
-	expect_error("isoprof-v8-layout  1\n", "line 1:", "two blanks in the header");
-	expect_error("isoprof-v8-layout 1x\n", "line 1:", "header with more");
-	expect_error("# comment\nisoprof-v8-layout 1\n", "line 1:", "comment before the header");
+	expect_error("isoprof-v8-layout  2\n", "line 1:", "two blanks in the header");
+	expect_error("isoprof-v8-layout 2x\n", "line 1:", "header with more");
+	expect_error("# comment\nisoprof-v8-layout 2\n", "line 1:", "comment before the header");
 	format_valid(buf, sizeof(buf));
 	buf[3] = '\0';
 	expect_error(buf, "not an isoprof V8 layout", "NUL in the header");
 
 	/* unknown, duplicate and missing keys, with the line they are on */
-	expect_error("isoprof-v8-layout 1\n\n# c\nbogus 1\n", "line 4: unknown key \"bogus\"",
+	expect_error("isoprof-v8-layout 2\n\n# c\nbogus 1\n", "line 4: unknown key \"bogus\"",
 		     "unknown key");
 	expect_line_error("fn_sfi", "fn_sfi 16\nfn_sfi 16",
 			  "line 7: fn_sfi: a second time (first on line 6)");
 	expect_line_error("fn_sfi", "FN_SFI 16", "unknown key \"FN_SFI\"");
 	expect_line_error("script_type", NULL, "without a script_type line");
 	expect_line_error("build_id", NULL, "without a build_id line");
-	expect_error("isoprof-v8-layout 1\n", "line 1: end of the file without a build_id line",
+	expect_error("isoprof-v8-layout 2\n", "line 1: end of the file without a build_id line",
 		     "header only");
 	format_valid(buf, sizeof(buf));
 	n = strlen(buf);
 	snprintf(buf + n, sizeof(buf) - n, "new_field_of_isoprof_2 4\n");
-	expect_error(buf, "line 32: unknown key \"new_field_of_isoprof_2\"", "a newer field");
+	expect_error(buf, "line 54: unknown key \"new_field_of_isoprof_2\"", "a newer field");
 
 	/* line shapes */
 	expect_line_error("fn_sfi", "fn_sfi", "fn_sfi: no value");
@@ -559,9 +621,13 @@ static void test_load_refused(void **state)
 	assert_memory_equal(&a, &b, sizeof(a));
 
 	/* not a layout: the line and why */
-	put_file(path, "isoprof-v8-layout 1\nfn_sfi 4\nfn_sfi 8\n", 38);
+	put_file(path, "isoprof-v8-layout 2\nfn_sfi 4\nfn_sfi 8\n", 38);
 	assert_int_equal(v8layout__load(sdir, ID_B, &b, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ": line 3: fn_sfi: a second time"));
+	/* an earlier isoprof's format: stale, to be calibrated again */
+	put_file(path, "isoprof-v8-layout 1\nfn_sfi 4\n", 29);
+	assert_int_equal(v8layout__load(sdir, ID_B, &b, err, sizeof(err)), -ESTALE);
+	assert_non_null(strstr(err, "calibrate again"));
 	put_file(path, "", 0);
 	assert_int_equal(v8layout__load(sdir, ID_B, &b, err, sizeof(err)), -EINVAL);
 	assert_int_equal(unlink(path), 0);

@@ -58,6 +58,8 @@ struct cpu_profile_stats {
 	uint64_t jit_leaf_samples;	/* samples whose user leaf is JIT code */
 	uint64_t jit_leaf_named;	/* ... and named */
 	uint64_t jit_leaf_by[SYM_SOURCE_HEAP + 1]; /* ... by each source (enum sym_source) */
+	/* samples whose JIT leaf is inside inlined functions, by who said so */
+	uint64_t jit_leaf_inlined_by[SYM_SOURCE_HEAP + 1];
 	uint64_t class_samples[NR_SAMPLE_CLASSES];
 	/* processes with JIT frames but no perf map, for the user's hint */
 	uint32_t no_perfmap_pids[CPU_PROFILE_MAX_HINT_PIDS];

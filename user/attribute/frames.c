@@ -37,6 +37,7 @@ struct frame_table {
 	struct stack_view *stacks;
 	size_t nstacks;
 	size_t heap_named, heap_refused, heap_checked, heap_agree;
+	size_t inline_by_log, inline_by_code, inline_checked, inline_agree;
 };
 
 static bool starts_with(const char *s, const char *prefix)
@@ -141,22 +142,11 @@ static const char *own_string(struct frame_table *ft, const char *s)
 
 #define MAX_INLINED 32
 
-/*
- * Optimized JS code folds the functions it inlined into one code object:
- * the V8 code log says which, at this pc, so they come back as frames.
- */
-static int add_inlined(struct frame_table *ft, struct isolate_registry *reg, struct frame *f)
+static int set_inlined(struct frame_table *ft, struct frame *f, const struct v8inline_frame *in,
+		       int n, enum sym_source source)
 {
-	struct v8inline_frame in[MAX_INLINED], outer;
 	struct frame_inline *out;
-	int n;
 
-	if (!reg || f->sym.kind != SYM_FRAME_JIT || f->sym.jit_kind != V8NAME_JS)
-		return 0;
-	n = isolate_registry__inline_stack(reg, f->pid, f->addr - f->sym.symbol_offset,
-					   f->sym.symbol_offset, in, MAX_INLINED, &outer);
-	if (n <= 0)
-		return 0;
 	if (array_grow(&ft->inlined, &ft->inlined_cap, ft->ninlined + 1))
 		return -ENOMEM;
 	out = calloc(n, sizeof(*out));
@@ -173,7 +163,85 @@ static int add_inlined(struct frame_table *ft, struct isolate_registry *reg, str
 	}
 	f->inlined = out;
 	f->ninlined = n;
-	if (outer.line) {
+	f->inline_source = source;
+	return 0;
+}
+
+/*
+ * The stack at the frame's pc as the code object in the runtime's memory
+ * gives it (read while the window ran: symbolize/v8code.h), innermost
+ * first, without the code's own function, which goes to *outer.  -1 when
+ * the code was not read or is not optimized.
+ */
+static int inlined_from_code(struct symbolizer *sym, struct frame *f,
+			     struct v8inline_frame *in, struct v8inline_frame *outer)
+{
+	struct sym_inline code[MAX_INLINED];
+	const char *tier = NULL;
+	int n = symbolizer__v8_inline_stack(sym, f->pid, f->addr, code, MAX_INLINED, &tier);
+
+	if (n <= 0)
+		return -1;
+	/* the heap names a function, not its code: the code object knows the tier */
+	if (tier && (!f->sym.jit_tier || !*f->sym.jit_tier))
+		f->sym.jit_tier = tier;
+	for (int i = 0; i < n; i++) {
+		struct v8inline_frame *to = i == n - 1 ? outer : &in[i];
+
+		to->function = code[i].function;
+		to->script = code[i].script;
+		to->line = code[i].line;
+		to->column = code[i].column;
+	}
+	return n - 1;
+}
+
+static bool same_stack(const struct v8inline_frame *a, int na, const struct v8inline_frame *b,
+		       int nb)
+{
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (strcmp(*a[i].function ? a[i].function : "(anonymous)", b[i].function))
+			return false;
+	return true;
+}
+
+/*
+ * Optimized JS code folds the functions it inlined into one code object:
+ * they come back as frames.  The V8 code log says which at this pc when it
+ * describes the code; else the code object itself, read from memory,
+ * does (code compiled while the log was off, or with no log at all).
+ * Where both answer, they are compared.
+ */
+static int add_inlined(struct frame_table *ft, struct symbolizer *sym,
+		       struct isolate_registry *reg, struct frame *f)
+{
+	struct v8inline_frame in[MAX_INLINED], outer = { 0 }, mem[MAX_INLINED], mem_outer = { 0 };
+	int n = 0, nmem;
+
+	if (f->kernel || f->sym.kind != SYM_FRAME_JIT || f->sym.jit_kind != V8NAME_JS)
+		return 0;
+	if (reg)
+		n = isolate_registry__inline_stack(reg, f->pid, f->addr - f->sym.symbol_offset,
+						   f->sym.symbol_offset, in, MAX_INLINED, &outer);
+	nmem = inlined_from_code(sym, f, mem, &mem_outer);
+	if (n > 0 && nmem >= 0) {
+		ft->inline_checked++;
+		ft->inline_agree += same_stack(in, n, mem, nmem);
+	}
+	if (n > 0) {
+		ft->inline_by_log++;
+		if (set_inlined(ft, f, in, n, SYM_SOURCE_CODE_LOG))
+			return -ENOMEM;
+	} else if (nmem > 0) {
+		ft->inline_by_code++;
+		if (set_inlined(ft, f, mem, nmem, SYM_SOURCE_HEAP))
+			return -ENOMEM;
+		outer = mem_outer;
+		n = nmem;
+	}
+	if (n > 0 && outer.line) {
 		f->sym.line = outer.line;
 		f->sym.column = outer.column;
 	}
@@ -296,7 +364,7 @@ static int frame_new(struct frame_table *ft, struct symbolizer *sym, struct isol
 	if (name_from_heap(ft, sym, f, key->function))
 		return -ENOMEM;
 	f->cls = classify(f);
-	if (add_inlined(ft, reg, f))
+	if (add_inlined(ft, sym, reg, f))
 		return -ENOMEM;
 	ft->keys[ft->nframes] = *key;
 	return 0;
@@ -347,6 +415,7 @@ static void summarize(struct frame_table *ft, struct stack_view *v, size_t nkern
 			v->leaf_jit = f->jit;
 			v->leaf_jit_named = f->sym.kind == SYM_FRAME_JIT;
 			v->leaf_jit_source = f->sym.source;
+			v->leaf_inline_source = f->ninlined ? f->inline_source : SYM_SOURCE_NONE;
 		}
 	}
 	if (gc)
@@ -498,6 +567,10 @@ void frame_table__heap_stats(const struct frame_table *ft, struct frame_heap_sta
 	out->refused = ft->heap_refused;
 	out->checked = ft->heap_checked;
 	out->agree = ft->heap_agree;
+	out->inline_by_log = ft->inline_by_log;
+	out->inline_by_code = ft->inline_by_code;
+	out->inline_checked = ft->inline_checked;
+	out->inline_agree = ft->inline_agree;
 }
 
 size_t frame_table__count(const struct frame_table *ft)

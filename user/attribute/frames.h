@@ -61,6 +61,8 @@ struct frame {
 				 * line/column are the call site */
 	const struct frame_inline *inlined; /* innermost first; NULL when none */
 	uint32_t ninlined;
+	enum sym_source inline_source;	/* inlined frames from the code log, or the
+					 * code object in memory (SYM_SOURCE_HEAP) */
 	uint64_t addr;		/* address named: a return address minus one */
 	uint32_t pid;		/* 0 for kernel frames */
 	bool kernel;
@@ -78,6 +80,7 @@ struct stack_view {
 	bool leaf_jit;		/* the user leaf is JIT code */
 	bool leaf_jit_named;
 	enum sym_source leaf_jit_source; /* who named the JIT leaf */
+	enum sym_source leaf_inline_source; /* who gave its inlined frames; NONE: none */
 };
 
 struct frame_table;
@@ -98,6 +101,10 @@ struct frame_heap_stats {
 	size_t refused;		/* distinct frames whose SFI did not read as one */
 	size_t checked;		/* distinct frames the perf map and the heap both named */
 	size_t agree;		/* ... with the same function name */
+	size_t inline_by_log;	/* distinct frames whose inlined functions the code log gave */
+	size_t inline_by_code;	/* ... that the code object in memory gave */
+	size_t inline_checked;	/* frames both described */
+	size_t inline_agree;	/* ... with the same functions */
 };
 
 void frame_table__heap_stats(const struct frame_table *ft, struct frame_heap_stats *out);

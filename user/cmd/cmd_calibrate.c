@@ -102,6 +102,13 @@ static int print_json(const struct calibrate_env *env, const struct calibration_
 			       json_object_new_int64((int64_t)c->max_context_locals));
 	err = err ?: json__put(o, "v8dbg_compared", json_object_new_int64((int64_t)r->v8dbg_compared));
 	err = err ?: json__put(o, "v8dbg_agreed", json_object_new_int64((int64_t)r->v8dbg_agreed));
+	err = err ?: json__put(o, "code_objects_learnt",
+			       json_object_new_boolean(r->layout.code_alignment != 0));
+	err = err ?: json__put(o, "code_objects_checked",
+			       json_object_new_int64((int64_t)r->code.checked));
+	err = err ?: json__put(o, "code_objects_agreed", json_object_new_int64((int64_t)r->code.agree));
+	if (!r->layout.code_alignment)
+		err = err ?: json__put(o, "code_objects_why", json_object_new_string(r->code.why));
 	err = err ?: json__write(stdout, o, false);
 	json_object_put(o);
 	return err;
@@ -163,5 +170,11 @@ int cmd_calibrate(int argc, char **argv)
 	if (r.v8dbg_compared)
 		printf("  agrees with the binary's v8dbg_ symbols on %zu of %zu fields\n",
 		       r.v8dbg_agreed, r.v8dbg_compared);
+	if (r.layout.code_alignment)
+		printf("  inlined functions read from code objects: %zu of %zu optimized code "
+		       "objects read back as the code log describes them (%zu positions)\n",
+		       r.code.agree, r.code.checked, r.code.positions);
+	else
+		printf("  inlined functions not read from code objects: %s\n", r.code.why);
 	return 0;
 }

@@ -209,8 +209,9 @@ static int prepare(struct capture *c)
  * First use of a runtime binary with no V8 layout: calibrate it now, before
  * privileges are dropped (the run needs its own BPF sampler and a child run
  * as nobody), and say so, since it takes a few seconds once per binary.
- * Only targets with no perf map need it: where V8 writes one, that names
- * the frames.  A failed calibration is a note; the capture goes on.
+ * Targets with a perf map need it too: it names the functions optimized
+ * code inlined where no code log does (docs/v8-frames.md).  A failed
+ * calibration is a note; the capture goes on.
  */
 static void auto_calibrate(const struct record_env *env)
 {
@@ -231,11 +232,12 @@ static void auto_calibrate(const struct record_env *env)
 		bool seen = false;
 		int ret;
 
-		if (!p->build_id[0] || p->perf_map_exists || p->runtime == DISCOVER_V8)
+		if (!p->build_id[0] || p->runtime == DISCOVER_V8)
 			continue;
 		for (size_t k = 0; k < ndone && !seen; k++)
 			seen = !strcmp(done[k], p->build_id);
-		if (seen || v8layout__load(env->state_dir, p->build_id, &l, NULL, 0) != -ENOENT)
+		ret = seen ? 0 : v8layout__load(env->state_dir, p->build_id, &l, NULL, 0);
+		if (ret != -ENOENT && ret != -ESTALE)
 			continue;
 		snprintf(done[ndone++], sizeof(done[0]), "%s", p->build_id);
 		fprintf(stderr,

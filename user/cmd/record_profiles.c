@@ -482,8 +482,10 @@ static void accumulate(struct cpu_profile_stats *sum, const struct cpu_profile_s
 	sum->unsymbolized_frames += one->unsymbolized_frames;
 	sum->jit_leaf_samples += one->jit_leaf_samples;
 	sum->jit_leaf_named += one->jit_leaf_named;
-	for (size_t k = 0; k < sizeof(sum->jit_leaf_by) / sizeof(sum->jit_leaf_by[0]); k++)
+	for (size_t k = 0; k < sizeof(sum->jit_leaf_by) / sizeof(sum->jit_leaf_by[0]); k++) {
 		sum->jit_leaf_by[k] += one->jit_leaf_by[k];
+		sum->jit_leaf_inlined_by[k] += one->jit_leaf_inlined_by[k];
+	}
 	for (int i = 0; i < NR_SAMPLE_CLASSES; i++)
 		sum->class_samples[i] += one->class_samples[i];
 	for (size_t i = 0; i < one->nr_no_perfmap_pids; i++) {

@@ -168,8 +168,9 @@ static void find_layout(struct capture *c, struct target_state *t)
 		err = v8layout__load(c->env->state_dir, build_id, &c->layouts[k], why, sizeof(why));
 		if (err) {
 			t->layout_why = err == -ENOENT ? "its binary is not calibrated (isoprof calibrate)"
-						       : "its layout file does not load";
-			if (err != -ENOENT)
+					: err == -ESTALE ? "its layout is from an earlier isoprof (isoprof calibrate)"
+							 : "its layout file does not load";
+			if (err != -ENOENT && err != -ESTALE)
 				fprintf(stderr, "isoprof: pid %d: V8 layout for build-id %s: %s\n", t->pid,
 					build_id, why[0] ? why : strerror(-err));
 			return;
@@ -431,6 +432,7 @@ static struct target_state *target_of(struct capture *c, pid_t pid)
 static void read_functions(struct capture *c, struct target_state *t,
 			   const struct isoprof_sample *s)
 {
+	size_t nuser = s->user_stack_bytes > 0 ? (size_t)s->user_stack_bytes / sizeof(__u64) : 0;
 	struct sym_frame f;
 
 	for (__u32 i = 0; i < s->user_walked && i < ISOPROF_MAX_JS_WALK; i++) {
@@ -442,6 +444,15 @@ static void read_functions(struct capture *c, struct target_state *t,
 		if (sfi == ISOPROF_JS_UNNAMED ||
 		    symbolizer__resolve_v8_function(c->sym, (pid_t)s->pid, sfi, false, &f))
 			t->js_bad++;
+		/*
+		 * What the frame's code inlined, read while the code lives: the
+		 * pc as frames.c resolves it (a return address less one).
+		 */
+		if (i < nuser && sfi != ISOPROF_JS_UNNAMED &&
+		    symbolizer__note_v8_code(c->sym, (pid_t)s->pid,
+					     s->user_stack[i] - (i > 0 || s->kernel_stack_bytes > 0),
+					     sfi) == -ENOMEM)
+			c->store_err = -ENOMEM;
 	}
 	if (t->js_frames >= GUARD_MIN_FRAMES &&
 	    t->js_bad * 1000 > t->js_frames * GUARD_MAX_BAD_PERMILLE) {
@@ -455,6 +466,10 @@ static void read_functions(struct capture *c, struct target_state *t,
 /* The pending samples of processes checked since they were taken, to the store. */
 static void commit_pending(struct capture *c)
 {
+	/* code read in an earlier batch may have died since */
+	for (int i = 0; i < c->ntargets; i++)
+		if (c->targets[i].layout)
+			symbolizer__v8_code_epoch(c->sym, c->targets[i].pid);
 	for (size_t i = 0; i < c->npending; i++) {
 		const struct isoprof_sample *s = &c->pending[i];
 		struct target_state *t = target_of(c, (pid_t)s->pid);

@@ -274,6 +274,28 @@ static void print_heap_names(const struct capture *c, const struct isoprof_count
 	}
 }
 
+/*
+ * Inlined functions: how many samples ran inside one, and who said so, the
+ * code log or the code object read from memory (docs/v8-frames.md).
+ */
+static void print_inlined(const struct capture *c, const struct cpu_profile_stats *stats)
+{
+	uint64_t by_log = stats->jit_leaf_inlined_by[SYM_SOURCE_CODE_LOG];
+	uint64_t by_code = stats->jit_leaf_inlined_by[SYM_SOURCE_HEAP];
+	struct frame_heap_stats hs = { 0 };
+
+	if (c->ft)
+		frame_table__heap_stats(c->ft, &hs);
+	if (by_log || by_code)
+		fprintf(stderr, "isoprof: JIT-leaf samples inside inlined functions: %llu: from the "
+			"code log %llu, from the code objects in memory %llu\n",
+			(unsigned long long)(by_log + by_code), (unsigned long long)by_log,
+			(unsigned long long)by_code);
+	if (hs.inline_checked)
+		fprintf(stderr, "isoprof: inlined functions: the code log and the code objects "
+			"agree on %zu of %zu frames\n", hs.inline_agree, hs.inline_checked);
+}
+
 /* What print_heap_names() says, for --json. */
 static struct json_object *js_names_json(const struct capture *c, const struct isoprof_counters *cnt)
 {
@@ -296,6 +318,12 @@ static struct json_object *js_names_json(const struct capture *c, const struct i
 			 json_object_new_uint64(c->stats.jit_leaf_by[SYM_SOURCE_CODE_LOG]));
 	err |= json__put(o, "jit_leaf_by_heap",
 			 json_object_new_uint64(c->stats.jit_leaf_by[SYM_SOURCE_HEAP]));
+	err |= json__put(o, "jit_leaf_inlined_by_code_log",
+			 json_object_new_uint64(c->stats.jit_leaf_inlined_by[SYM_SOURCE_CODE_LOG]));
+	err |= json__put(o, "jit_leaf_inlined_by_code_objects",
+			 json_object_new_uint64(c->stats.jit_leaf_inlined_by[SYM_SOURCE_HEAP]));
+	err |= json__put(o, "inline_frames_checked", json_object_new_uint64(hs.inline_checked));
+	err |= json__put(o, "inline_frames_agree", json_object_new_uint64(hs.inline_agree));
 	err |= json__put(o, "heap_js_frames", json_object_new_uint64(cnt->js_frames));
 	err |= json__put(o, "heap_js_frames_validated",
 			 json_object_new_uint64(cnt->js_frames - cnt->js_unnamed));
@@ -344,6 +372,7 @@ static void print_notes(const struct capture *c, const struct isoprof_counters *
 			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_PERF_MAP],
 			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_CODE_LOG],
 			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_HEAP]);
+	print_inlined(c, stats);
 	print_heap_names(c, cnt);
 	if (c->services_by_module)
 		fprintf(stderr, "isoprof: note: %zu isolate%s named after %s workerd service by the "

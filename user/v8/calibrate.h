@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "symbolize/v8code.h"
 #include "symbolize/v8layout.h"
 
 #define CALIB_FUNCTION_BYTES 64
@@ -62,5 +63,59 @@ struct calib_report {
  */
 int calibrate__learn(pid_t pid, const struct calib_observation *obs, size_t n,
 		     struct v8_layout *out, struct calib_report *report);
+
+/*
+ * Code objects: learnt from V8's code log of the same run, which describes
+ * each optimized code object (start, size, tier, function, the functions
+ * it inlined, and its source positions): every field of the read path in
+ * symbolize/v8code.h is the candidate that reproduces the log for all of
+ * them, then the layout is checked by reading each object's inlining back
+ * from a pc inside it.
+ */
+struct calib_inlining {
+	int32_t function;	/* index into inlined */
+	int32_t position;	/* call site's script offset */
+	int32_t parent;		/* -1: the code's own function */
+};
+
+struct calib_code {
+	uint64_t start;
+	uint32_t size;
+	char tier;		/* '*' TurboFan, '+' Maglev, '^' baseline */
+	uint64_t sfi;		/* the code's own function */
+	uint64_t *inlined;	/* the SFIs it inlined (the log's S list) */
+	size_t ninlined;
+	struct calib_inlining *inlining;	/* the log's F list */
+	size_t ninlining;
+	struct v8code_position *positions;	/* the log's C list */
+	size_t npositions;
+	bool described;		/* a code-source-info line was seen */
+};
+
+struct calib_code_report {
+	size_t objects;		/* optimized code objects the log described */
+	size_t with_inlining;	/* ... that inlined some function */
+	size_t checked;		/* read back with the final layout */
+	size_t agree;		/* ... whose stacks equal the log's at every position */
+	size_t positions;	/* positions compared */
+	char why[256];		/* on failure: the step that found no answer */
+};
+
+/*
+ * Learn the code_ fields of *l (the rest already learnt) from codes[n] of
+ * pid.  -ENODATA (report->why says which step), -ENOMEM.  On failure the
+ * code fields stay 0: names still work, inlining from memory does not.
+ */
+int calibrate__learn_code(pid_t pid, const struct calib_code *codes, size_t n,
+			  struct v8_layout *l, struct calib_code_report *report);
+
+/*
+ * The code objects a V8 code log (--log-code) describes: each JS
+ * code-creation of TurboFan ('*'), Maglev ('+') or baseline ('^') code, with
+ * the code-source-info line that follows it.  *out is malloc'd
+ * (calibrate__free_codes()); malformed lines are skipped.  0 or -ENOMEM.
+ */
+int calibrate__parse_code_log(const char *text, size_t len, struct calib_code **out, size_t *n);
+void calibrate__free_codes(struct calib_code *codes, size_t n);
 
 #endif /* ISOPROF_V8_CALIBRATE_H */

@@ -32,6 +32,7 @@ extern char **environ;
 #include "lib/hash.h"
 #include "lib/index_table.h"
 #include "lib/procmem.h"
+#include "lib/safe_open.h"
 #include "lib/monotime.h"
 #include "symbolize/elf_symtab.h"
 #include "symbolize/symbolizer.h"
@@ -54,6 +55,8 @@ extern const unsigned char isoprof_calib_js[], isoprof_calib_js_end[];
 #define NOBODY 65534
 #define READY_TIMEOUT_MS 20000
 #define MAX_FRAMES 400000	/* JS frames kept from the run */
+#define CODE_LOG "v8.log"	/* the run's code log, in its directory */
+#define CODE_LOG_MAX (256u << 20)
 
 static const char workerd_entry[] =
 	"\nexport default {\n"
@@ -74,7 +77,8 @@ static const char workerd_config[] =
 	"  services = [ (name = \"isoprof-calibration\", worker = .calib) ],\n"
 	"  sockets = [ (name = \"http\", address = \"127.0.0.1:%u\", http = (),\n"
 	"              service = \"isoprof-calibration\") ],\n"
-	"  v8Flags = [ \"--perf-basic-prof\" ],\n"
+	"  v8Flags = [ \"--perf-basic-prof\", \"--log-code\", \"--no-logfile-per-isolate\",\n"
+	"              \"--logfile=%s/" CODE_LOG "\" ],\n"
 	");\n"
 	"const calib :Workerd.Worker = (\n"
 	"  modules = [ (name = \"calib.js\", esModule = embed \"calib.js\") ],\n"
@@ -408,6 +412,68 @@ static int learn(struct run *r)
 	return err;
 }
 
+/*
+ * The code log, made here and given to the runtime: it runs as nobody in a
+ * directory that stays root's.
+ */
+static int make_code_log(const char *dir)
+{
+	char path[128];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/" CODE_LOG, dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -errno;
+	if (geteuid() == 0 && fchown(fd, NOBODY, NOBODY)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
+/*
+ * Where optimized code keeps what it inlined, from the run's code log and
+ * its code objects (calibrate.h).  A failure costs inlined frames only:
+ * the names learnt stand, and the result says why.
+ */
+static void learn_code(struct run *r)
+{
+	static const struct safe_open_opts log_opts = {
+		.owner = SAFE_OPEN_OWNER_TARGET_OR_ROOT,
+		.uid = NOBODY,
+		.max_bytes = CODE_LOG_MAX,
+	};
+	struct calib_code_report *rep = &r->out->code;
+	struct calib_code *codes = NULL;
+	char path[128];
+	uint8_t *text = NULL;
+	size_t len = 0, n = 0;
+	int fd, err;
+
+	snprintf(path, sizeof(path), "%s/" CODE_LOG, r->dir);
+	fd = safe_open__file(path, &log_opts, NULL);
+	if (fd < 0) {
+		snprintf(rep->why, sizeof(rep->why), "the run's code log: %s", strerror(-fd));
+		return;
+	}
+	err = fileio__read_fd(fd, CODE_LOG_MAX, &text, &len);
+	close(fd);
+	if (!err)
+		err = calibrate__parse_code_log((const char *)text, len, &codes, &n);
+	free(text);
+	if (err) {
+		snprintf(rep->why, sizeof(rep->why), "the run's code log: %s", strerror(-err));
+		return;
+	}
+	if (calibrate__learn_code(r->pid, codes, n, &r->out->layout, rep) == -ENOMEM)
+		snprintf(rep->why, sizeof(rep->why), "out of memory");
+	calibrate__free_codes(codes, n);
+}
+
 static void stop_child(struct run *r)
 {
 	char map[64];
@@ -593,13 +659,15 @@ int calibration__run(const struct calibration_opts *o, struct calibration_result
 		if (!err)
 			err = write_file(r.dir, "calib.js", (const char *)isoprof_calib_js, js_len,
 					 workerd_entry, sizeof(workerd_entry) - 1);
-		snprintf(config, sizeof(config), workerd_config, port);
+		snprintf(config, sizeof(config), workerd_config, port, r.dir);
 		if (!err)
 			err = write_file(r.dir, "config.capnp", config, strlen(config), NULL, 0);
 	} else {
 		err = write_file(r.dir, "calib.js", (const char *)isoprof_calib_js, js_len, node_entry,
 				 sizeof(node_entry) - 1);
 	}
+	if (!err)
+		err = make_code_log(r.dir);
 	if (err) {
 		fail(o, err, "cannot write the calibration workload: %s", strerror(-err));
 		goto out;
@@ -613,7 +681,11 @@ int calibration__run(const struct calibration_opts *o, struct calibration_result
 	}
 	if (!r.pid) {
 		char *wargv[] = { (char *)opts.binary, "serve", "config.capnp", NULL };
-		char *nargv[] = { (char *)opts.binary, "--perf-basic-prof", "calib.js", ms, NULL };
+		char logfile[128];
+		char *nargv[] = { (char *)opts.binary, "--perf-basic-prof", "--log-code",
+				  "--no-logfile-per-isolate", logfile, "calib.js", ms, NULL };
+
+		snprintf(logfile, sizeof(logfile), "--logfile=%s/" CODE_LOG, r.dir);
 
 		exec_runtime(r.dir, rt == DISCOVER_WORKERD ? wargv : nargv, parent);
 	}
@@ -624,6 +696,8 @@ int calibration__run(const struct calibration_opts *o, struct calibration_result
 		err = sample(&r, rt, port);
 	if (!err)
 		err = learn(&r);
+	if (!err)
+		learn_code(&r);
 	if (!err) {
 		struct v8dbg_check vc;
 

@@ -1,7 +1,8 @@
 // isoprof's calibration workload (isoprof calibrate): functions whose
 // names V8 keeps in each of the places isoprof must learn to read, each hot
 // enough to be sampled, and called through one megamorphic call site so
-// that no optimizing compiler inlines one into another.
+// that no optimizing compiler inlines one into another; and one chain that
+// is inlined, for the code objects' inlining tables.
 "use strict";
 
 function calibPlain(n) {
@@ -57,8 +58,24 @@ class CalibShape {
 const shape = new CalibShape(3);
 const calibMethod = (n) => shape.calibMethod(n);
 
+// Small functions TurboFan inlines into their one caller, two deep, so the
+// optimized code of calibInlineOuter lists what it inlined.
+function calibInlineLeaf(x) {
+  return (x * 13 + 7) % 1000003;
+}
+
+function calibInlineMid(x) {
+  return calibInlineLeaf(x) + calibInlineLeaf(x + 1);
+}
+
+function calibInlineOuter(n) {
+  let s = 0;
+  for (let i = 0; i < n; i++) s = (s + calibInlineMid(i)) % 1000003;
+  return s;
+}
+
 const workload = [calibPlain, calibOneLocal, calibThreeLocals, calibManyLocals, 計測ループ,
-  calibInferred, calibMethod];
+  calibInferred, calibMethod, calibInlineOuter];
 
 // Runs every function in turn for ms milliseconds; returns a checksum.
 function calibRun(ms) {

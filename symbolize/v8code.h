@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * v8code: which functions a piece of optimized V8 code inlined, and where a
+ * pc inside it is in each of them, read from the code object itself in the
+ * runtime's memory (docs/v8-frames.md, "Inlined functions").  No flag, no
+ * code log: it covers code the log never saw (compiled while V8's own
+ * profiler ran, before the log was on, or with no log at all).
+ *
+ * The read path, with the fields of the binary's layout (v8layout.h):
+ *   pc -> the InstructionStream whose instructions hold it (scanning back
+ *         in code_alignment steps; map type, back pointer, instruction
+ *         start and size all checked)
+ *      -> Code: kind (TurboFan or Maglev only: baseline code reuses the
+ *         fields for bytecode), deoptimization data, source position table
+ *      -> the inlined functions' SFIs, the InliningPositions (function,
+ *         call site, parent) and the code's own SFI
+ *   the last source position at or before the pc gives an inlining id;
+ *   following the parents gives the stack, innermost first, each level's
+ *   SFI and script offset (V8's own SourcePosition::InliningStack).
+ *
+ * One v8code per process.  Code objects are decoded once and cached with
+ * the pcs that led to them; a cached object is checked again (two small
+ * reads) once per epoch (v8code__next_epoch()), since code can die and
+ * its address be reused.  Lookups after the window use what was cached
+ * while the process ran.  Not thread-safe.
+ *
+ * Errors: negative errno (-EFAULT/-ESRCH unreadable, -EINVAL not
+ * optimized code the layout can read, -ENOMEM).  Nothing prints.
+ */
+#ifndef ISOPROF_SYMBOLIZE_V8CODE_H
+#define ISOPROF_SYMBOLIZE_V8CODE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "symbolize/v8layout.h"
+
+#define V8CODE_SCAN_MAX (64u << 10)	/* bytes scanned back from a pc for its code */
+#define V8CODE_TABLE_MAX (1u << 20)	/* bytes of a position table read */
+#define V8CODE_INLINED_MAX 4096		/* inlined functions / positions of one code */
+
+enum v8code_tier {
+	V8CODE_TURBOFAN = 1,
+	V8CODE_MAGLEV,
+};
+
+/* One level of the stack at a pc. */
+struct v8code_frame {
+	uint64_t sfi;		/* the function's SharedFunctionInfo (untagged) */
+	int32_t position;	/* offset in its script's source; -1 when unknown */
+};
+
+struct v8code_stats {
+	uint64_t lookups;	/* v8code__stack() and __note() calls */
+	uint64_t pcs;		/* distinct pcs looked up */
+	uint64_t decoded;	/* code objects decoded */
+	uint64_t not_optimized;	/* pcs in no optimized code object the layout reads */
+	uint64_t revalidated;	/* cached code objects checked again */
+	uint64_t replaced;	/* ... found replaced by other code */
+	uint64_t reads, bytes;
+	uint64_t ns;		/* time spent reading and decoding */
+};
+
+struct v8code;
+
+/* Reader of pid's code; layout copied; NULL with errno (EINVAL: no code fields). */
+struct v8code *v8code__new(pid_t pid, const struct v8_layout *layout);
+void v8code__free(struct v8code *c);
+
+/*
+ * Any address in pid's main pointer cage (a JS frame's SFI does): compressed
+ * layouts need it to decompress the code's pointers; no lookup works
+ * before.  Uncompressed layouts ignore it.
+ */
+void v8code__set_cage(struct v8code *c, uint64_t heap_address);
+
+/* Cached code objects are checked again at their next use. */
+void v8code__next_epoch(struct v8code *c);
+
+/*
+ * Read the code at pc (a leaf pc, or a return address - 1) now, while the
+ * process runs, so a later v8code__stack() of pc answers from the cache.
+ * 0, or what v8code__stack() would return as an error.
+ */
+int v8code__note(struct v8code *c, uint64_t pc);
+
+/*
+ * The functions at pc, innermost first, the code's own function last, at
+ * most max; *tier which compiler made the code (may be NULL).  Returns
+ * how many (>= 1), or a negative errno (-EINVAL: pc is in no optimized
+ * code object).
+ */
+int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max,
+		  enum v8code_tier *tier);
+
+void v8code__stats(const struct v8code *c, struct v8code_stats *out);
+
+/*
+ * Decoding primitives, shared with the calibration that learns the layout
+ * (user/v8/calibrate.c).
+ */
+
+/* One entry of a source position table. */
+struct v8code_position {
+	int64_t code_offset;
+	int32_t position;	/* script offset; -1 when unknown (external) */
+	int32_t inlining_id;	/* -1: the code's own function */
+};
+
+/*
+ * Decode table[len] with encoding (v8_layout.spt_encoding) into *out
+ * (malloc'd, the caller's).  Returns the count, or -EINVAL when the table
+ * is malformed (offsets going back, a varint past the end), -ENOMEM.
+ */
+long v8code__decode_positions(const uint8_t *table, size_t len, uint32_t encoding,
+			      struct v8code_position **out);
+
+/* A SourcePosition's script offset (-1 external/unknown) and inlining id (-1 none). */
+void v8code__source_position(uint64_t raw, int32_t *position, int32_t *inlining_id);
+
+#endif /* ISOPROF_SYMBOLIZE_V8CODE_H */
