@@ -475,6 +475,9 @@ static int read_code(struct v8code *c, uint64_t pc, long *index)
 		return -ENOMEM;
 	}
 	o.epoch = c->epoch;
+	/* V8 keeps positions only when something asks (a profiler, a log, a perf map) */
+	if (o.nsfis && !o.npos)
+		c->stats.no_positions++;
 	c->codes[c->ncodes] = o;
 	*index = (long)c->ncodes++;
 	c->stats.decoded++;

@@ -18,6 +18,12 @@
  *   following the parents gives the stack, innermost first, each level's
  *   SFI and script offset (V8's own SourcePosition::InliningStack).
  *
+ * V8 records source positions for optimized code only when something
+ * needs them: a profiler, a code log, a perf map, --detailed-line-info,
+ * or an embedder that asks (node does).  Without them the inlined
+ * functions are known, not which one a pc is in: the stack is then the
+ * code's own function alone (counted in v8code_stats.no_positions).
+ *
  * One v8code per process.  Code objects are decoded once and cached with
  * the pcs that led to them; a cached object is checked again (two small
  * reads) once per epoch (v8code__next_epoch()), since code can die and
@@ -56,6 +62,7 @@ struct v8code_stats {
 	uint64_t lookups;	/* v8code__stack() and __note() calls */
 	uint64_t pcs;		/* distinct pcs looked up */
 	uint64_t decoded;	/* code objects decoded */
+	uint64_t no_positions;	/* ... that inlined functions but keep no source positions */
 	uint64_t not_optimized;	/* pcs in no optimized code object the layout reads */
 	uint64_t revalidated;	/* cached code objects checked again */
 	uint64_t replaced;	/* ... found replaced by other code */

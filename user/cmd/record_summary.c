@@ -10,6 +10,7 @@
 #include "lib/json.h"
 #include "lib/textescape.h"
 #include "proto/profile_vocab.h"
+#include "symbolize/v8code.h"
 #include "symbolize/v8log.h"
 #include "user/cmd/record.h"
 
@@ -294,6 +295,19 @@ static void print_inlined(const struct capture *c, const struct cpu_profile_stat
 	if (hs.inline_checked)
 		fprintf(stderr, "isoprof: inlined functions: the code log and the code objects "
 			"agree on %zu of %zu frames\n", hs.inline_agree, hs.inline_checked);
+	for (int i = 0; i < c->ntargets; i++) {
+		struct v8code_stats cs;
+
+		symbolizer__v8_code_stats(c->sym, c->targets[i].pid, &cs);
+		if (cs.no_positions)
+			fprintf(stderr, "isoprof: note: pid %d: %llu optimized code object%s inlined "
+				"functions but V8 kept no source positions for %s (it does when "
+				"profiling, logging code or writing a perf map; or start it with "
+				"--detailed-line-info): those samples stay with the function they "
+				"were inlined into\n", c->targets[i].pid,
+				(unsigned long long)cs.no_positions, cs.no_positions > 1 ? "s" : "",
+				cs.no_positions > 1 ? "them" : "it");
+	}
 }
 
 /* What print_heap_names() says, for --json. */
