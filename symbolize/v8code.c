@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* v8code: inlined functions from optimized V8 code objects; see v8code.h. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -196,7 +197,8 @@ long v8code__decode_positions(const uint8_t *table, size_t len, uint32_t encodin
 	struct v8code_position *pos = NULL;
 	size_t n = 0, cap = 0;
 	/* V8's tables start before the first instruction (kFunctionEntryBytecodeOffset) */
-	int64_t offset = -1, raw = 0, field, delta;
+	int64_t offset = -1, field, delta;
+	uint64_t raw = 0;
 
 	*out = NULL;
 	if (encoding != 1 && encoding != 2)
@@ -205,19 +207,24 @@ long v8code__decode_positions(const uint8_t *table, size_t len, uint32_t encodin
 		if (varint(&p, end, &field))
 			goto bad;
 		/* 1: the sign says "not a statement"; 2: two flag bits below the delta */
-		delta = encoding == 1 ? (field >= 0 ? field : -field - 1) : field >> 2;
-		if (delta < 0)
+		if (encoding == 1)
+			delta = field >= 0 ? field : -(field + 1);
+		else
+			delta = field >> 2;
+		/* code is smaller than 2 GiB: anything else is not a table */
+		if (delta < 0 || delta > INT32_MAX || offset + delta > INT32_MAX)
 			goto bad;
 		offset += delta;
 		if (varint(&p, end, &field))
 			goto bad;
-		raw += field;
+		/* SourcePosition is a bit field: deltas wrap as V8's own arithmetic does */
+		raw += (uint64_t)field;
 		if (array_grow(&pos, &cap, n + 1)) {
 			free(pos);
 			return -ENOMEM;
 		}
 		pos[n].code_offset = offset;
-		v8code__source_position((uint64_t)raw, &pos[n].position, &pos[n].inlining_id);
+		v8code__source_position(raw, &pos[n].position, &pos[n].inlining_id);
 		n++;
 	}
 	*out = pos;

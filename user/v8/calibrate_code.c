@@ -726,6 +726,7 @@ static void code_release(struct calib_code *k)
 	k->inlining = NULL;
 	k->positions = NULL;
 	k->ninlined = k->ninlining = k->npositions = 0;
+	k->described = false;
 }
 
 void calibrate__free_codes(struct calib_code *codes, size_t n)
@@ -821,7 +822,12 @@ int calibrate__parse_code_log(const char *text, size_t len, struct calib_code **
 			for (size_t i = n; i-- > 0;) {
 				if (codes[i].start != (uint64_t)start)
 					continue;
-				if (source_info(&codes[i], p, ll) == -ENOMEM)
+				int err = source_info(&codes[i], p, ll);
+
+				/* a malformed line describes nothing, not half of it */
+				if (err)
+					code_release(&codes[i]);
+				if (err == -ENOMEM)
 					goto nomem;
 				break;
 			}
