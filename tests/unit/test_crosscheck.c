@@ -646,7 +646,7 @@ static void test_load_and_text(void **state)
 	assert_non_null(strstr(text, "Spearman rank correlation over the top 3 by mean share: "));
 	/* 3 samples of V8's: a TVD of 0.4 is well within what sampling gives */
 	assert_non_null(strstr(text, "Noise floor: TVD "));
-	assert_non_null(strstr(text, "of 100 and 3 samples"));
+	assert_non_null(strstr(text, "of the 103 pooled\n  JS samples into 100 and 3;"));
 	assert_non_null(strstr(text, "note: with 100 and 3 JS samples, sampling noise alone "
 				     "reaches a TVD of "));
 	assert_non_null(strstr(text, "Verdict: agree\n"));

@@ -118,7 +118,7 @@ static void print_top(const struct crosscheck_report *r, FILE *f)
 	fprintf(f, "\nTop %zu JS functions by self share on either side (share of JS samples, "
 		"rank;\ndifference in percentage points, its 95%% interval over the %zu rows, "
 		"* beyond noise)\n", r->top, r->ntop_rows);
-	fprintf(f, "  %-10s  %-10s  %7s %-15s %s\n", "isoprof", "V8", "diff", " interval",
+	fprintf(f, "  %-10s  %-10s  %7s %-15s %s\n", "isoprof", "V8", "diff", "interval",
 		"function");
 	for (size_t i = 0; i < r->ntop_rows; i++) {
 		const struct cc_fn *fn = &r->fns[r->top_rows[i]];
@@ -135,11 +135,12 @@ static void print_top(const struct crosscheck_report *r, FILE *f)
 static void print_noise(const struct crosscheck_report *r, FILE *f)
 {
 	const struct cc_noise *n = &r->noise;
+	uint64_t a = r->side[0].js, b = r->side[1].js;
 
-	fprintf(f, "Noise floor: TVD %.3f (95th percentile of the TVD between %zu resampled pairs "
-		"of %" PRIu64 " and %" PRIu64 " samples\n  from the pooled shares; median %.3f); "
-		"agree up to %.3f (floor + %.2f)\n", n->floor, n->resamples,
-		r->side[0].js, r->side[1].js, n->median, r->threshold, CROSSCHECK_ALLOWANCE);
+	fprintf(f, "Noise floor: TVD %.3f (95th percentile of the TVD over %zu random splits of the "
+		"%" PRIu64 " pooled\n  JS samples into %" PRIu64 " and %" PRIu64 "; median %.3f); "
+		"agree up to %.3f (floor + %.2f)\n", n->floor, n->resamples, a + b, a, b, n->median,
+		r->threshold, CROSSCHECK_ALLOWANCE);
 }
 
 static void print_only(const struct crosscheck_report *r, FILE *f)
