@@ -815,6 +815,8 @@ static int order_sides(struct crosscheck_report *r)
 
 static int top_rows(struct crosscheck_report *r)
 {
+	double z;
+
 	r->top_rows = malloc((r->nfns ? r->nfns : 1) * sizeof(*r->top_rows));
 	if (!r->top_rows)
 		return -ENOMEM;
@@ -827,12 +829,12 @@ static int top_rows(struct crosscheck_report *r)
 	qsort_r(r->top_rows, r->ntop_rows, sizeof(*r->top_rows), cmp_by_mean,
 		&(struct sort_ctx){ .fns = r->fns });
 	/* the rows shown are the comparisons made: Bonferroni over them */
-	r->z = cc_noise__z(r->ntop_rows);
+	z = cc_noise__z(r->ntop_rows);
 	for (size_t i = 0; i < r->ntop_rows; i++) {
 		struct cc_fn *f = &r->fns[r->top_rows[i]];
 
-		cc_noise__diff_interval(f->count[0], r->side[0].js, f->count[1], r->side[1].js,
-					r->z, &f->diff_lo, &f->diff_hi);
+		cc_noise__diff_interval(f->count[0], r->side[0].js, f->count[1], r->side[1].js, z,
+					&f->diff_lo, &f->diff_hi);
 		f->significant = f->diff_lo > 0 || f->diff_hi < 0;
 	}
 	return 0;
@@ -859,7 +861,7 @@ static int only_one_side(struct crosscheck_report *r)
 static void tvd_reason(char *buf, size_t len, double tvd, const struct cc_noise *noise)
 {
 	if (tvd <= noise->floor + CROSSCHECK_ALLOWANCE)
-		snprintf(buf, len, "%s", "");
+		*buf = '\0';
 	else
 		snprintf(buf, len, "TVD %.3f > %.3f (noise floor %.3f + %.2f)", tvd,
 			 noise->floor + CROSSCHECK_ALLOWANCE, noise->floor, CROSSCHECK_ALLOWANCE);
@@ -1125,8 +1127,8 @@ static int conclude(struct crosscheck_report *r)
 			       100.0 * (double)iso->js_osr / (double)iso->js);
 	if (!ret && !r->same_top && !r->top_beyond_noise)
 		ret = add_note(r, "the top JS function differs (isoprof: %s, V8: %s), within "
-			       "sampling noise: neither side has its own ahead of the other's "
-			       "beyond it", crosscheck_report__top_function(r, 0),
+			       "sampling noise: the two sides do not both have their own ahead of "
+			       "the other's beyond it", crosscheck_report__top_function(r, 0),
 			       crosscheck_report__top_function(r, 1));
 	if (!ret && r->threshold >= CROSSCHECK_TVD_BLIND)
 		ret = add_note(r, "with %" PRIu64 " and %" PRIu64 " JS samples, sampling noise "

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * crosscheck: how far isoprof's CPU profile agrees with V8's own CPU
- * profiler over the same isolate and window (SPEC §8).
+ * profiler over the same isolate and window.
  *
  * Inputs are two read pprof profiles: isoprof's (labels class, tid,
  * thread, isolate; synthetic "(program)", "(garbage collector)", "(idle)"

@@ -172,7 +172,6 @@ struct crosscheck_report {
 	double threshold;		/* agree up to: noise.floor + CROSSCHECK_ALLOWANCE */
 	bool top_beyond_noise;		/* the tops differ and both sides are sure of it */
 	bool top_beyond_noise_view[NR_VIEWS];
-	double z;			/* the top table's interval, Bonferroni over its rows */
 	double rho;
 	size_t rho_n;
 	size_t *rank_set;		/* the functions rho is computed over */
