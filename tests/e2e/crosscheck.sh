@@ -2,13 +2,17 @@
 # isoprof crosscheck on real data: node profiling itself with --cpu-prof
 # while isoprof records the same process.  The windows overlap without
 # being equal (V8's covers the whole run), which the report must survive.
+# Then the workerd demo under traffic through `record --v8`, whose report
+# must give its noise floor.
 set -u
 . "$(dirname "$0")/../lib.sh"
+. "$TOP/scripts/demo-lib.sh"
 
 T=$TEST_TMP
 # node writes CPU.*.cpuprofile and isolate-*.log files into its cwd
 cd "$T" || exit 1
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$T"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null; demo_stop; rm -rf "$T"' EXIT
+PA=26141 PB=26142 PI=26143
 
 JS=$TOP/tests/fixtures/js
 
@@ -56,11 +60,17 @@ if crosscheck text "$T/iso.pb.gz" "$cpuprofile"; then
 	else
 		fail "text report" "verdict: $(grep '^Verdict' "$T/text.out")"
 	fi
-	if grep -qE '^  +[0-9.]+% +1 +[0-9.]+% +1 +[-+]?[0-9.]+ +hotAlpha \(two_hot\.js\)$' \
+	if grep -qE '^  +[0-9.]+% +1 +[0-9.]+% +1 +[-+]?[0-9.]+\*? +\[[-+0-9., ]+\] +hotAlpha \(two_hot\.js\)$' \
 		"$T/text.out"; then
 		pass "text report: hotAlpha ranks first on both sides"
 	else
 		fail "text report" "no row with hotAlpha first on both sides"
+	fi
+	if grep -qE '^Noise floor: TVD 0\.[0-9]{3} \(95th percentile of the TVD over 400 random splits' \
+		"$T/text.out"; then
+		pass "text report: $(grep -o '^Noise floor: TVD [0-9.]*' "$T/text.out")"
+	else
+		fail "text report" "no noise floor line"
 	fi
 else
 	cat "$T/text.err"
@@ -89,6 +99,13 @@ if crosscheck json --json "$T/iso.pb.gz" "$cpuprofile" && python3 -m json.tool "
 		pass "--json has every field"
 	else
 		fail "--json fields" "missing: $missing"
+	fi
+	# the verdict follows from the noise: the distance within the floor plus
+	# the allowance, and every row with its difference and interval
+	if [ "$(json_field "$T/json.out" 'int(0 < r["noise_floor"] < 0.25 and r["noise"]["median"] <= r["noise_floor"] and abs(r["tvd_threshold"] - r["noise_floor"] - r["systematic_allowance"]) < 1e-9 and r["agree"] == (r["tvd"] <= r["tvd_threshold"] and not r["top_differs_beyond_noise"]) and all(f["diff_pp_interval"][0] <= f["diff_pp_interval"][1] and isinstance(f["significant"], bool) and abs(f["diff_pp"] - 100 * (f["isoprof_share"] - f["v8_share"])) < 1e-9 for f in r["functions"]))')" = 1 ]; then
+		pass "--json: noise floor $(json_field "$T/json.out" 'round(r["noise_floor"], 3)') (TVD $tvd), rows with diff_pp, interval, significant"
+	else
+		fail "--json noise" "$(json_field "$T/json.out" '(r.get("noise_floor"), r.get("tvd_threshold"), r.get("agree"), r["functions"][:1])')"
 	fi
 	# both sides saw the run.  isoprof samples the thread only while it is on a CPU, so
 	# on a busy machine its rate is below the nominal 1000 Hz, never much above it.
@@ -123,6 +140,39 @@ if crosscheck same "$T/iso.pb.gz" "$T/iso.pb.gz" && grep -q 'note: could not tel
 	pass "two isoprof profiles: roles guessed, and said so"
 else
 	fail "roles guessed" "$(head -5 "$T/same.out" "$T/same.err")"
+fi
+
+# --- the demo: alpha under traffic, through record --v8 ----------------------
+if demo_start "$T/wd" "$PA" "$PB" "$PI"; then
+	wrk -t1 -c2 -d12s "http://127.0.0.1:$PA/" >/dev/null 2>&1 &
+	w1=$!
+	sleep 3
+	"$ISOPROF" record -q --pid "$WORKERD_PID" --v8 --script alpha.js --duration-ms 3000 \
+		--out-dir "$T/wdv8" >"$T/wdv8.out" 2>"$T/wdv8.err"
+	rc=$?
+	kill $w1 2>/dev/null
+	wait $w1 2>/dev/null
+	json=$(ls "$T"/wdv8/alpha-*-crosscheck.json 2>/dev/null | head -1)
+	if [ $rc -eq 0 ] && no_sanitizer_report "$T/wdv8.err" && [ -s "$json" ]; then
+		floor=$(grep -o '^Noise floor: TVD [0-9.]*' "$T/wdv8.out")
+		if [ -n "$floor" ]; then
+			pass "demo, record --v8: the report prints its noise floor ($floor)"
+		else
+			fail "demo, record --v8" "no noise floor in the report"
+		fi
+		if [ "$(json_field "$json" 'int(0 < r["noise_floor"] < 0.25 and r["tvd"] <= r["tvd_threshold"] and r["agree"] and r["isoprof"]["js_samples"] > 300 and r["v8"]["js_samples"] > 300)')" = 1 ]; then
+			pass "demo alpha: agree, TVD $(json_field "$json" 'round(r["tvd"], 3)') within $(json_field "$json" 'round(r["tvd_threshold"], 3)') (noise floor $(json_field "$json" 'round(r["noise_floor"], 3)') at $(json_field "$json" 'r["isoprof"]["js_samples"], r["v8"]["js_samples"]') JS samples)"
+		else
+			fail "demo alpha" "$(json_field "$json" '(r.get("noise_floor"), r["tvd"], r.get("tvd_threshold"), r["verdict"], r["isoprof"]["js_samples"], r["v8"]["js_samples"])')"
+		fi
+	else
+		cat "$T/wdv8.err"
+		fail "demo, record --v8" "exit $rc, or no cross-check JSON: $(ls "$T/wdv8" 2>/dev/null | tr '\n' ' ')"
+	fi
+	demo_stop
+else
+	tail -5 "$T/wd/workerd.log"
+	fail "workerd start" "the demo did not start"
 fi
 
 # --- errors -------------------------------------------------------------------

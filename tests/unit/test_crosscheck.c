@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 
 #include "user/v8/crosscheck.h"
+#include "user/v8/crosscheck_int.h"
 #include "proto/pprof_builder.h"
 #include "proto/pprof_reader.h"
 
@@ -222,8 +223,14 @@ static void test_tvd_rho_and_one_side(void **state)
 	assert_float_equal(crosscheck_report__tvd(r), 0.2, 1e-9);
 	/* ranks A 1 1, B 2 2, C 3 4, D 4 3: 1 - 6 * 2 / (4 * 15) */
 	assert_float_equal(crosscheck_report__spearman(r), 0.8, 1e-9);
-	assert_true(crosscheck_report__agree(r));
-	assert_string_equal(crosscheck_report__verdict(r), "agree");
+	/*
+	 * 10 samples of C and none of D, and the reverse: a shuffle of the 200
+	 * rarely splits both that unevenly, so beyond noise even at 100 a side
+	 */
+	assert_true(crosscheck_report__noise_floor(r) > 0.05);
+	assert_true(crosscheck_report__noise_floor(r) + 0.03 < 0.2);
+	assert_false(crosscheck_report__agree(r));
+	assert_non_null(strstr(crosscheck_report__verdict(r), "disagree: TVD 0.200 > "));
 	/* "file://" and directories are dropped: the two sides' A are one function */
 	assert_string_equal(crosscheck_report__top_function(r, CROSSCHECK_ISOPROF), "A (two.js)");
 	assert_string_equal(crosscheck_report__top_function(r, CROSSCHECK_V8), "A (two.js)");
@@ -241,9 +248,19 @@ static void test_tvd_rho_and_one_side(void **state)
 	assert_string_equal(str(j, "functions.1.function"), "B");
 	assert_float_equal(num(j, "functions.1.isoprof_share"), 0.3, 1e-9);
 	assert_float_equal(num(j, "functions.1.v8_share"), 0.4, 1e-9);
+	/* 30 of 100 against 40 of 100: -10 points, within noise */
+	assert_float_equal(num(j, "functions.1.diff_pp"), -10, 1e-9);
+	assert_true(num(j, "functions.1.diff_pp_interval.0") < -10);
+	assert_true(num(j, "functions.1.diff_pp_interval.1") > 0);
+	assert_false(json_object_get_boolean(get(j, "functions.1.significant")));
+	assert_float_equal(num(j, "noise_floor"), crosscheck_report__noise_floor(r), 1e-12);
+	assert_float_equal(num(j, "tvd_threshold"), num(j, "noise_floor") + 0.03, 1e-12);
+	assert_int_equal(json_object_get_int(get(j, "noise.resamples")), 400);
+	assert_true(num(j, "noise.median") <= num(j, "noise.floor"));
+	assert_false(json_object_get_boolean(get(j, "top_differs_beyond_noise")));
 	assert_int_equal(json_object_get_int(get(j, "isoprof.samples")), 100);
 	assert_float_equal(num(j, "isoprof.rate_hz"), 50.0, 1e-9);	/* 100 in 2 s */
-	assert_true(json_object_get_boolean(get(j, "agree")));
+	assert_false(json_object_get_boolean(get(j, "agree")));
 	json_object_put(j);
 	crosscheck__free(r);
 	pprof_profile__free(iso);
@@ -294,9 +311,11 @@ static void test_rho_ties_and_small_sets(void **state)
 	assert_true(isnan(crosscheck_report__spearman(r)));
 	assert_float_equal(crosscheck_report__tvd(r), 0.6, 1e-9);
 	assert_false(crosscheck_report__agree(r));
-	assert_string_equal(crosscheck_report__verdict(r),
-			    "disagree: TVD 0.600 >= 0.25, and the top JS function differs "
-			    "(isoprof: A (t.js), V8: B (t.js))");
+	assert_non_null(strstr(crosscheck_report__verdict(r), "disagree: TVD 0.600 > "));
+	/* 40 to 10 on one side, 10 to 40 on the other: each side is sure of its own */
+	assert_non_null(strstr(crosscheck_report__verdict(r),
+			       "), and the top JS function differs beyond noise "
+			       "(isoprof: A (t.js), V8: B (t.js))"));
 	crosscheck__free(r);
 	pprof_profile__free(iso);
 	pprof_profile__free(v8);
@@ -496,7 +515,6 @@ static void test_isolate_filter(void **state)
 		fail_msg("compute: %s", err);
 	j = report_json(r);
 	assert_int_equal(json_object_get_int(get(j, "isoprof.isolates")), 2);
-	assert_int_equal(json_object_array_length(get(j, "notes")), 1);
 	assert_non_null(strstr(str(j, "notes.0"), "--isolate"));
 	assert_false(crosscheck_report__agree(r));
 	json_object_put(j);
@@ -626,7 +644,12 @@ static void test_load_and_text(void **state)
 	assert_non_null(strstr(text, "median sample interval"));
 	assert_non_null(strstr(text, "Total variation distance over JS self shares: 0.400"));
 	assert_non_null(strstr(text, "Spearman rank correlation over the top 3 by mean share: "));
-	assert_non_null(strstr(text, "Verdict: disagree: TVD 0.400 >= 0.25\n"));
+	/* 3 samples of V8's: a TVD of 0.4 is well within what sampling gives */
+	assert_non_null(strstr(text, "Noise floor: TVD "));
+	assert_non_null(strstr(text, "of the 103 pooled\n  JS samples into 100 and 3;"));
+	assert_non_null(strstr(text, "note: with 100 and 3 JS samples, sampling noise alone "
+				     "reaches a TVD of "));
+	assert_non_null(strstr(text, "Verdict: agree\n"));
 	free(text);
 	crosscheck__free(r);
 	pprof_profile__free(iso);
@@ -801,6 +824,302 @@ static void test_osr_blind_spot(void **state)
 	pprof_profile__free(v8);
 }
 
+/* ---- Noise ------------------------------------------------------------------ */
+
+/* The test's own generator (splitmix64), apart from the one under test. */
+static uint64_t test_rng(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+/*
+ * A flat profile like a compiler's: k functions, function i weighing
+ * 1 / (i + 10), so the top one has a few percent.  cdf gets the cumulative
+ * weights.
+ */
+static void flat_cdf(double *cdf, size_t k)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < k; i++)
+		cdf[i] = sum += 1.0 / (double)(i + 10);
+	for (size_t i = 0; i < k; i++)
+		cdf[i] /= sum;
+}
+
+/* counts[0..k) = n samples drawn from the distribution cdf. */
+static void draw(uint64_t *counts, const double *cdf, size_t k, uint64_t n, uint64_t *rng)
+{
+	memset(counts, 0, k * sizeof(*counts));
+	for (uint64_t j = 0; j < n; j++) {
+		double u = (double)(test_rng(rng) >> 11) * 0x1.0p-53;
+		size_t lo = 0, hi = k - 1;
+
+		while (lo < hi) {
+			size_t mid = (lo + hi) / 2;
+
+			if (cdf[mid] < u)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		counts[lo]++;
+	}
+}
+
+static double tvd_of(const uint64_t *a, const uint64_t *b, size_t k, uint64_t na, uint64_t nb)
+{
+	double d = 0;
+
+	for (size_t i = 0; i < k; i++)
+		d += fabs((double)a[i] / (double)na - (double)b[i] / (double)nb);
+	return d / 2;
+}
+
+/*
+ * The floor is the permutation test's 95th percentile: two samples of one
+ * distribution land beyond it about 1 time in 20, whatever the shape.  On a
+ * flat profile of 400 functions at 1,500 and 2,500 samples (most functions
+ * seen a few times) the observed TVD is ~0.3, the floor just above.  Both
+ * ways of dealing give the same floor.
+ */
+static void test_noise_floor_calibrated(void **state)
+{
+	enum { K = 400, TRIALS = 100 };
+	static double cdf[K];
+	static uint64_t a[K], b[K];
+	const uint64_t *counts[2] = { a, b };
+	uint64_t rng = 42;
+	size_t beyond = 0;
+	struct cc_noise shuffled, dealt;
+
+	(void)state;
+	flat_cdf(cdf, K);
+	for (int t = 0; t < TRIALS; t++) {
+		struct cc_noise n;
+
+		draw(a, cdf, K, 1500, &rng);
+		draw(b, cdf, K, 2500, &rng);
+		assert_int_equal(cc_noise__estimate(counts, K, &n), 0);
+		assert_int_equal(n.resamples, CC_NOISE_RESAMPLES);
+		assert_true(n.median < n.floor);
+		assert_true(n.floor > 0.2 && n.floor < 0.4);
+		if (tvd_of(a, b, K, 1500, 2500) > n.floor)
+			beyond++;
+	}
+	/* binomial(100, 0.05): 1 to 12 holds 99% of it */
+	print_message("      beyond the floor: %zu of %d A/A pairs\n", beyond, TRIALS);
+	assert_true(beyond >= 1 && beyond <= 12);
+
+	assert_int_equal(cc_noise__estimate_by(counts, K, CC_NOISE_SHUFFLE, &shuffled), 0);
+	assert_int_equal(cc_noise__estimate_by(counts, K, CC_NOISE_BY_FUNCTION, &dealt), 0);
+	assert_float_equal(shuffled.floor, dealt.floor, 0.01);
+	assert_float_equal(shuffled.median, dealt.median, 0.01);
+	/* the smaller side is the noisier */
+	assert_true(shuffled.side_floor[0] > shuffled.side_floor[1]);
+	/* and reproducible: a fixed seed */
+	assert_int_equal(cc_noise__estimate_by(counts, K, CC_NOISE_SHUFFLE, &dealt), 0);
+	assert_true(shuffled.floor == dealt.floor && shuffled.median == dealt.median);
+}
+
+/*
+ * Counts no pool can hold (a hostile file, or hours of samples): dealt
+ * function by function, in the same time; and no floor rather than a wrong
+ * one when the totals overflow.
+ */
+static void test_noise_huge_counts(void **state)
+{
+	uint64_t a[3] = { 6000000000ULL, 3000000000ULL, 1000000000ULL };
+	uint64_t b[3] = { 5000000000ULL, 4000000000ULL, 1000000000ULL };
+	uint64_t h[2] = { UINT64_MAX, 5 }, one[2] = { 1, 0 };
+	const uint64_t *counts[2] = { a, b };
+	struct cc_noise n;
+
+	(void)state;
+	assert_int_equal(cc_noise__estimate(counts, 3, &n), 0);
+	assert_true(n.floor > 0 && n.floor < 1e-4);
+	assert_int_equal(cc_noise__estimate_by(counts, 3, CC_NOISE_SHUFFLE, &n), -E2BIG);
+	counts[0] = h;
+	counts[1] = h;
+	assert_int_equal(cc_noise__estimate(counts, 2, &n), 0);
+	assert_true(isnan(n.floor));
+	/* a side with nothing */
+	counts[0] = one;
+	counts[1] = one + 1;
+	assert_int_equal(cc_noise__estimate(counts, 1, &n), 0);
+	assert_true(isnan(n.floor));
+}
+
+/* A profile with counts[i] samples of f<i> in big.js, in isoprof's or V8's naming. */
+static struct pprof_profile *profile_of(bool v8, const uint64_t *counts, size_t k)
+{
+	struct pprof_builder *b = new_profile(v8);
+	char name[32];
+
+	for (size_t i = 0; i < k; i++) {
+		if (!counts[i])
+			continue;
+		snprintf(name, sizeof(name), "f%zu", i);
+		if (v8)
+			add(b, &V8_JS, (int64_t)counts[i], 1,
+			    v8js(b, name, "file:///srv/big.js", (int64_t)i + 1));
+		else
+			add(b, &MAIN_JS, (int64_t)counts[i], 1,
+			    js(b, name, "/srv/big.js", (int64_t)i + 1));
+	}
+	return finish(b);
+}
+
+static struct crosscheck_report *compare_counts(const uint64_t *a, const uint64_t *b, size_t k)
+{
+	struct pprof_profile *iso = profile_of(false, a, k), *v8 = profile_of(true, b, k);
+	struct crosscheck_report *r = NULL;
+	struct crosscheck_opts o = { .top = 5 };
+	char err[256] = "";
+
+	if (crosscheck__compute(iso, v8, &o, &r, err, sizeof(err)))
+		fail_msg("compute: %s", err);
+	pprof_profile__free(iso);
+	pprof_profile__free(v8);
+	return r;
+}
+
+/* Does function f<i> have a row, and is it beyond noise there? */
+static bool row_significant(struct json_object *j, size_t i, bool *found)
+{
+	struct json_object *rows = get(j, "functions");
+	char name[32];
+
+	snprintf(name, sizeof(name), "f%zu", i);
+	*found = false;
+	for (size_t n = 0; n < json_object_array_length(rows); n++) {
+		struct json_object *row = json_object_array_get_idx(rows, n), *v;
+
+		json_object_object_get_ex(row, "function", &v);
+		if (strcmp(json_object_get_string(v), name))
+			continue;
+		*found = true;
+		json_object_object_get_ex(row, "significant", &v);
+		return json_object_get_boolean(v);
+	}
+	return false;
+}
+
+/*
+ * Two samples of one flat distribution (300 functions, 3,000 a side, the
+ * top one at 4%): a TVD near 0.2 that the old fixed 0.25 barely passed,
+ * and now within the floor, every time; and hardly a row beyond noise
+ * (Bonferroni keeps the chance of any under 5% a pair).  The same with 25%
+ * of V8's samples moved to f7: beyond the floor, and f7's row significant.
+ */
+static void test_noise_verdict(void **state)
+{
+	enum { K = 300, N = 3000 };
+	static double cdf[K];
+	static uint64_t a[K], b[K];
+	uint64_t rng = 7;
+	size_t false_rows = 0, rows = 0;
+
+	(void)state;
+	flat_cdf(cdf, K);
+	for (int t = 0; t < 10; t++) {
+		struct crosscheck_report *r;
+		struct json_object *j;
+		bool found;
+
+		draw(a, cdf, K, N, &rng);
+		draw(b, cdf, K, N, &rng);
+		r = compare_counts(a, b, K);
+		if (!crosscheck_report__agree(r))
+			fail_msg("A/A pair %d: %s (floor %.3f)", t, crosscheck_report__verdict(r),
+				 crosscheck_report__noise_floor(r));
+		assert_true(crosscheck_report__tvd(r) > 0.1);
+		j = report_json(r);
+		for (size_t i = 0; i < K; i++) {
+			if (row_significant(j, i, &found))
+				false_rows++;
+			rows += found;
+		}
+		json_object_put(j);
+		crosscheck__free(r);
+	}
+	print_message("      A/A rows beyond noise: %zu of %zu\n", false_rows, rows);
+	assert_true(rows >= 50);
+	assert_true(false_rows <= 1);
+	for (int t = 0; t < 5; t++) {
+		struct crosscheck_report *r;
+		struct json_object *j;
+		uint64_t moved = 0;
+		bool found;
+
+		draw(a, cdf, K, N, &rng);
+		draw(b, cdf, K, N, &rng);
+		for (size_t i = 0; i < K; i++) {
+			uint64_t take = b[i] * 25 / 100;
+
+			b[i] -= take;
+			moved += take;
+		}
+		b[7] += moved;
+		r = compare_counts(a, b, K);
+		assert_false(crosscheck_report__agree(r));
+		if (!strstr(crosscheck_report__verdict(r), "disagree: TVD "))
+			fail_msg("shift %d: %s (TVD %.3f, floor %.3f)", t,
+				 crosscheck_report__verdict(r), crosscheck_report__tvd(r),
+				 crosscheck_report__noise_floor(r));
+		j = report_json(r);
+		assert_true(row_significant(j, 7, &found));
+		assert_true(found);
+		json_object_put(j);
+		crosscheck__free(r);
+	}
+}
+
+/*
+ * The top two within noise of each other, swapped between the sides: not
+ * "the top differs", a note instead.  Swapped by far: it is.
+ */
+static void test_noise_top_swap(void **state)
+{
+	uint64_t a[6] = { 310, 300, 200, 100, 50, 40 }, b[6] = { 300, 310, 200, 100, 50, 40 };
+	struct crosscheck_report *r = compare_counts(a, b, 6);
+	struct json_object *j;
+
+	(void)state;
+	assert_string_equal(crosscheck_report__top_function(r, CROSSCHECK_ISOPROF),
+			    "f0 (big.js)");
+	assert_string_equal(crosscheck_report__top_function(r, CROSSCHECK_V8), "f1 (big.js)");
+	assert_true(crosscheck_report__agree(r));
+	assert_string_equal(crosscheck_report__verdict(r), "agree");
+	j = report_json(r);
+	assert_false(json_object_get_boolean(get(j, "same_top")));
+	assert_false(json_object_get_boolean(get(j, "top_differs_beyond_noise")));
+	assert_non_null(strstr(str(j, "notes.0"), "the top JS function differs (isoprof: "
+						 "f0 (big.js), V8: f1 (big.js)), within sampling "
+						 "noise"));
+	json_object_put(j);
+	crosscheck__free(r);
+
+	a[0] = 500;
+	b[1] = 500;
+	r = compare_counts(a, b, 6);
+	assert_false(crosscheck_report__agree(r));
+	assert_non_null(strstr(crosscheck_report__verdict(r), "the top JS function differs beyond "
+							      "noise (isoprof: f0 (big.js), V8: "
+							      "f1 (big.js))"));
+	j = report_json(r);
+	assert_true(json_object_get_boolean(get(j, "top_differs_beyond_noise")));
+	/* f0: 500 of 1190 against 300 of 1190 */
+	assert_float_equal(num(j, "functions.0.diff_pp"), 100.0 * 200 / 1190, 1e-9);
+	assert_true(json_object_get_boolean(get(j, "functions.0.significant")));
+	json_object_put(j);
+	crosscheck__free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -814,6 +1133,10 @@ int main(void)
 		cmocka_unit_test(test_physical_and_osr),
 		cmocka_unit_test(test_deopt_loop),
 		cmocka_unit_test(test_osr_blind_spot),
+		cmocka_unit_test(test_noise_floor_calibrated),
+		cmocka_unit_test(test_noise_huge_counts),
+		cmocka_unit_test(test_noise_verdict),
+		cmocka_unit_test(test_noise_top_swap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -815,6 +815,8 @@ static int order_sides(struct crosscheck_report *r)
 
 static int top_rows(struct crosscheck_report *r)
 {
+	double z;
+
 	r->top_rows = malloc((r->nfns ? r->nfns : 1) * sizeof(*r->top_rows));
 	if (!r->top_rows)
 		return -ENOMEM;
@@ -826,6 +828,15 @@ static int top_rows(struct crosscheck_report *r)
 	}
 	qsort_r(r->top_rows, r->ntop_rows, sizeof(*r->top_rows), cmp_by_mean,
 		&(struct sort_ctx){ .fns = r->fns });
+	/* the rows shown are the comparisons made: Bonferroni over them */
+	z = cc_noise__z(r->ntop_rows);
+	for (size_t i = 0; i < r->ntop_rows; i++) {
+		struct cc_fn *f = &r->fns[r->top_rows[i]];
+
+		cc_noise__diff_interval(f->count[0], r->side[0].js, f->count[1], r->side[1].js, z,
+					&f->diff_lo, &f->diff_hi);
+		f->significant = f->diff_lo > 0 || f->diff_hi < 0;
+	}
 	return 0;
 }
 
@@ -846,18 +857,32 @@ static int only_one_side(struct crosscheck_report *r)
 	return 0;
 }
 
+/* "TVD ... > threshold (noise floor ... + allowance)", or "" when within. */
+static void tvd_reason(char *buf, size_t len, double tvd, const struct cc_noise *noise)
+{
+	if (tvd <= noise->floor + CROSSCHECK_ALLOWANCE)
+		*buf = '\0';
+	else
+		snprintf(buf, len, "TVD %.3f > %.3f (noise floor %.3f + %.2f)", tvd,
+			 noise->floor + CROSSCHECK_ALLOWANCE, noise->floor, CROSSCHECK_ALLOWANCE);
+}
+
 static int verdict(struct crosscheck_report *r)
 {
 	const struct cc_fn *a = &r->fns[r->side[0].order[0]];
 	const struct cc_fn *b = &r->fns[r->side[1].order[0]];
-	bool same_top = a == b;
+	char why[160];
 	int n;
 
-	r->same_top = same_top;
-	r->agree = r->tvd < CROSSCHECK_TVD_AGREE && same_top;
+	r->same_top = a == b;
+	r->top_beyond_noise = !r->same_top && cc_noise__ahead(a->count[0], b->count[0]) &&
+			      cc_noise__ahead(b->count[1], a->count[1]);
+	r->threshold = r->noise.floor + CROSSCHECK_ALLOWANCE;
+	r->agree = r->tvd <= r->threshold && !r->top_beyond_noise;
+	tvd_reason(why, sizeof(why), r->tvd, &r->noise);
 	if (r->agree)
 		n = asprintf(&r->verdict, "agree");
-	else if (r->tvd_physical < CROSSCHECK_TVD_AGREE && r->same_top_physical)
+	else if (crosscheck_report__agree_physical(r))
 		n = asprintf(&r->verdict,
 			     "agree once isoprof's inlined functions are charged to the code they "
 			     "were inlined into (TVD %.3f, top %s), as V8 does for code optimized "
@@ -871,18 +896,12 @@ static int verdict(struct crosscheck_report *r)
 			     "before its profiler started; by function: TVD %.3f, top %s vs %s",
 			     r->tvd_no_osr, r->top_no_osr[0]->display, r->tvd, a->display,
 			     b->display);
-	else if (!same_top && r->tvd >= CROSSCHECK_TVD_AGREE)
+	else if (r->top_beyond_noise)
 		n = asprintf(&r->verdict,
-			     "disagree: TVD %.3f >= %.2f, and the top JS function differs "
-			     "(isoprof: %s, V8: %s)", r->tvd, CROSSCHECK_TVD_AGREE, a->display,
-			     b->display);
-	else if (!same_top)
-		n = asprintf(&r->verdict,
-			     "disagree: the top JS function differs (isoprof: %s, V8: %s)",
-			     a->display, b->display);
+			     "disagree: %s%sthe top JS function differs beyond noise (isoprof: %s, "
+			     "V8: %s)", why, *why ? ", and " : "", a->display, b->display);
 	else
-		n = asprintf(&r->verdict, "disagree: TVD %.3f >= %.2f", r->tvd,
-			     CROSSCHECK_TVD_AGREE);
+		n = asprintf(&r->verdict, "disagree: %s", why);
 	if (n < 0) {
 		r->verdict = NULL;
 		return -ENOMEM;
@@ -1014,6 +1033,55 @@ static int check_js_samples(const struct crosscheck_report *r, char *err, size_t
 	return 0;
 }
 
+/*
+ * The noise of one way of charging samples: view -1 is by function.
+ * Functions neither side has under it are left out (they add nothing).
+ */
+static int view_noise(const struct crosscheck_report *r, int view, struct cc_noise *out)
+{
+	uint64_t *c = malloc(2 * (r->nfns ? r->nfns : 1) * sizeof(*c));
+	const uint64_t *counts[2];
+	size_t k = 0;
+	int err;
+
+	if (!c)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nfns; i++) {
+		const uint64_t *v = view < 0 ? r->fns[i].count : r->fns[i].view[view];
+
+		if (!v[0] && !v[1])
+			continue;
+		c[k] = v[0];
+		c[r->nfns + k] = v[1];
+		k++;
+	}
+	counts[0] = c;
+	counts[1] = c + r->nfns;
+	err = cc_noise__estimate(counts, k, out);
+	free(c);
+	return err;
+}
+
+/* Is each side's top ahead of the other's beyond noise, under a way of charging? */
+static bool tops_differ(const struct cc_fn *const top[2], enum cc_view view)
+{
+	return top[0] && top[1] && top[0] != top[1] &&
+	       cc_noise__ahead(top[0]->view[view][0], top[1]->view[view][0]) &&
+	       cc_noise__ahead(top[1]->view[view][1], top[0]->view[view][1]);
+}
+
+/* What sampling alone does to each distance. */
+static int noise(struct crosscheck_report *r)
+{
+	int err = view_noise(r, -1, &r->noise);
+
+	for (int v = 0; !err && v < NR_VIEWS; v++)
+		err = view_noise(r, v, &r->noise_view[v]);
+	r->top_beyond_noise_view[VIEW_PHYSICAL] = tops_differ(r->top_physical, VIEW_PHYSICAL);
+	r->top_beyond_noise_view[VIEW_NO_OSR] = tops_differ(r->top_no_osr, VIEW_NO_OSR);
+	return err;
+}
+
 /* Self shares and the distance between the sides, by function and as V8 may charge. */
 static void distances(struct crosscheck_report *r)
 {
@@ -1057,6 +1125,16 @@ static int conclude(struct crosscheck_report *r)
 			       "code, which V8's profiler may not resolve when it was compiled "
 			       "before the profiler started (it then charges the ticks to a caller)",
 			       100.0 * (double)iso->js_osr / (double)iso->js);
+	if (!ret && !r->same_top && !r->top_beyond_noise)
+		ret = add_note(r, "the top JS function differs (isoprof: %s, V8: %s), within "
+			       "sampling noise: the two sides do not both have their own ahead of "
+			       "the other's beyond it", crosscheck_report__top_function(r, 0),
+			       crosscheck_report__top_function(r, 1));
+	if (!ret && r->threshold >= CROSSCHECK_TVD_BLIND)
+		ret = add_note(r, "with %" PRIu64 " and %" PRIu64 " JS samples, sampling noise "
+			       "alone reaches a TVD of %.3f: smaller differences cannot be told "
+			       "from it (a longer window lowers it)", iso->js,
+			       r->side[CROSSCHECK_V8].js, r->noise.floor);
 	if (!ret && r->roles_guessed)
 		ret = add_note(r, "could not tell which input is V8's: took A as isoprof's, "
 			       "B as V8's");
@@ -1095,7 +1173,9 @@ int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_
 	if (ret)
 		goto fail;
 	distances(r);
-	ret = conclude(r);
+	ret = noise(r);
+	if (!ret)
+		ret = conclude(r);
 	if (ret)
 		goto fail_nomem;
 	*out = r;
@@ -1151,15 +1231,26 @@ double crosscheck_report__spearman(const struct crosscheck_report *r)
 	return r->rho;
 }
 
+double crosscheck_report__noise_floor(const struct crosscheck_report *r)
+{
+	return r->noise.floor;
+}
+
+/* The test of crosscheck_report__agree() on another way of charging samples. */
+static bool view_agrees(const struct crosscheck_report *r, enum cc_view view, double tvd)
+{
+	return !isnan(tvd) && tvd <= r->noise_view[view].floor + CROSSCHECK_ALLOWANCE &&
+	       !r->top_beyond_noise_view[view];
+}
+
 bool crosscheck_report__agree_physical(const struct crosscheck_report *r)
 {
-	return r->tvd_physical < CROSSCHECK_TVD_AGREE && r->same_top_physical;
+	return view_agrees(r, VIEW_PHYSICAL, r->tvd_physical);
 }
 
 bool crosscheck_report__agree_no_osr(const struct crosscheck_report *r)
 {
-	return r->side[CROSSCHECK_ISOPROF].js_osr && r->tvd_no_osr < CROSSCHECK_TVD_AGREE &&
-	       r->same_top_no_osr;
+	return r->side[CROSSCHECK_ISOPROF].js_osr && view_agrees(r, VIEW_NO_OSR, r->tvd_no_osr);
 }
 
 bool crosscheck_report__agree(const struct crosscheck_report *r)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * crosscheck: how far isoprof's CPU profile agrees with V8's own CPU
- * profiler over the same isolate and window (SPEC §8).
+ * profiler over the same isolate and window.
  *
  * Inputs are two read pprof profiles: isoprof's (labels class, tid,
  * thread, isolate; synthetic "(program)", "(garbage collector)", "(idle)"
@@ -24,8 +24,20 @@
  * class shares; the top functions; total variation distance over the self
  * shares; Spearman's rho over the 20 functions with the largest mean
  * share; functions only one side sees (>= 0.5% on it, 0 on the other);
- * isoprof's samples on threads other than the isolate's; and a verdict:
- * "agree" when TVD < 0.25 and both sides' top function is the same.
+ * isoprof's samples on threads other than the isolate's; and a verdict.
+ *
+ * Noise.  Two profiles of one steady workload differ by sampling alone,
+ * the more the flatter the profile and the fewer its samples.  The report
+ * resamples both sides from their pooled counts (CC_NOISE_RESAMPLES times,
+ * fixed seed) and takes the 95th percentile of the TVD between the draws
+ * as the noise floor.  The verdict is "agree" when the TVD is at most the
+ * noise floor plus CROSSCHECK_ALLOWANCE (what the two profilers differ by
+ * on a steady workload with few hot functions), and the top functions do
+ * not differ beyond noise: a different top counts only when each side has
+ * its own top ahead of the other's beyond noise (a one-sided binomial test
+ * per side, CROSSCHECK_ALPHA).  Each top-table row gets an interval for its
+ * difference in share (Agresti-Caffo, 95% with Bonferroni over the rows)
+ * and is "significant" when the interval leaves out 0.
  *
  * Deoptimizations.  V8's profiler records a sample at every deoptimization
  * as well as at its timer's ticks.  When V8's samples outnumber the ticks
@@ -53,7 +65,9 @@
 #include "proto/pprof_reader.h"
 
 #define CROSSCHECK_DEFAULT_TOP 10
-#define CROSSCHECK_TVD_AGREE 0.25	/* agree below this distance */
+#define CROSSCHECK_ALPHA 0.05		/* the tests' level */
+#define CROSSCHECK_ALLOWANCE 0.03	/* TVD allowed beyond the noise floor */
+#define CROSSCHECK_TVD_BLIND 0.25	/* a noise floor from here: too few samples, note */
 #define CROSSCHECK_ONLY_SHARE 0.005	/* "seen by one side only" from this share */
 #define CROSSCHECK_RANK_SET 20		/* functions the rank correlation covers */
 #define CROSSCHECK_TICKS_INFLATED 1.5	/* V8 samples per timer tick: deopt samples */
@@ -86,6 +100,8 @@ int crosscheck__print_text(const struct crosscheck_report *r, FILE *f);
 int crosscheck__print_json(const struct crosscheck_report *r, FILE *f);
 
 double crosscheck_report__tvd(const struct crosscheck_report *r);
+/* The noise floor: the 95th percentile of the TVD sampling alone gives. */
+double crosscheck_report__noise_floor(const struct crosscheck_report *r);
 /* NaN when undefined (fewer than 3 functions, or no spread in a side's ranks). */
 double crosscheck_report__spearman(const struct crosscheck_report *r);
 bool crosscheck_report__agree(const struct crosscheck_report *r);

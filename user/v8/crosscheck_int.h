@@ -53,6 +53,59 @@ enum cc_view {
 	NR_VIEWS,
 };
 
+/*
+ * What sampling alone does to the distance (crosscheck_noise.c): the TVD
+ * between the two sides when their samples are pooled and dealt out again
+ * at random at the sides' sizes (a permutation test of "one distribution").
+ * NaN when a side has no samples.
+ */
+struct cc_noise {
+	double floor;			/* its CC_NOISE_QUANTILE: above it, beyond noise */
+	double median;
+	double side_floor[2];		/* the same for one side's draw vs the pooled shares */
+	size_t resamples;
+};
+
+#define CC_NOISE_RESAMPLES 400
+#define CC_NOISE_QUANTILE 0.95
+#define CC_NOISE_SEED 0x6e6f697365ULL	/* fixed: a pair of profiles gets one report */
+#define CC_NOISE_MAX_POOL (4u << 20)	/* samples a shuffle holds (16 MiB) */
+
+/*
+ * The noise of counts[0][0..k) against counts[1][0..k) (function i's
+ * samples on each side).  0 or -ENOMEM.
+ */
+int cc_noise__estimate(const uint64_t *const counts[2], size_t k, struct cc_noise *out);
+
+/*
+ * The same by a given way of dealing: shuffling the pooled samples (the
+ * faster while the smaller side has up to 4 samples a function; -E2BIG
+ * past CC_NOISE_MAX_POOL), or function by function (hypergeometric
+ * draws, O(functions) a resample).  The two agree in distribution.
+ */
+enum cc_noise_method {
+	CC_NOISE_AUTO,
+	CC_NOISE_SHUFFLE,
+	CC_NOISE_BY_FUNCTION,
+};
+
+int cc_noise__estimate_by(const uint64_t *const counts[2], size_t k, enum cc_noise_method how,
+			  struct cc_noise *out);
+/*
+ * Is a function with a samples ahead of one with b on the same side beyond
+ * noise?  A one-sided exact binomial test of a against a tie, at
+ * CROSSCHECK_ALPHA.
+ */
+bool cc_noise__ahead(uint64_t a, uint64_t b);
+/* The normal quantile for a two-sided CROSSCHECK_ALPHA interval, Bonferroni over m. */
+double cc_noise__z(size_t m);
+/*
+ * An interval for share c0/n0 minus share c1/n1 (Agresti-Caffo, z from
+ * cc_noise__z()), as fractions.
+ */
+void cc_noise__diff_interval(uint64_t c0, uint64_t n0, uint64_t c1, uint64_t n1, double z,
+			     double *lo, double *hi);
+
 struct cc_fn {
 	char *name;
 	char *file;		/* base name, "" when unknown */
@@ -62,6 +115,9 @@ struct cc_fn {
 	uint64_t view[NR_VIEWS][2];	/* the counts charged as V8's profiler may */
 	double share[2];
 	size_t rank[2];		/* position on the side's list, from 1; 0 when absent */
+	/* top-table rows only: share[0] - share[1]'s interval, and is 0 outside it */
+	double diff_lo, diff_hi;
+	bool significant;
 };
 
 struct cc_thread {
@@ -111,6 +167,11 @@ struct crosscheck_report {
 	double tvd_no_osr;		/* ... and OSR code charged to its caller */
 	bool same_top_no_osr;
 	const struct cc_fn *top_no_osr[2];
+	struct cc_noise noise;		/* by function */
+	struct cc_noise noise_view[NR_VIEWS];
+	double threshold;		/* agree up to: noise.floor + CROSSCHECK_ALLOWANCE */
+	bool top_beyond_noise;		/* the tops differ and both sides are sure of it */
+	bool top_beyond_noise_view[NR_VIEWS];
 	double rho;
 	size_t rho_n;
 	size_t *rank_set;		/* the functions rho is computed over */

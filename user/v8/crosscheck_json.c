@@ -70,6 +70,49 @@ static struct json_object *json_fn(const struct cc_fn *fn, int side)
 	return built(o, err);
 }
 
+/* A top-table row: the difference in share, its interval, and whether it is beyond noise. */
+static struct json_object *json_row(const struct cc_fn *fn)
+{
+	struct json_object *o = json_fn(fn, -1), *ci;
+	int err;
+
+	if (!o)
+		return NULL;
+	err = put_num(o, "diff_pp", 100.0 * (fn->share[0] - fn->share[1]));
+	ci = json_object_new_array();
+	err |= json__put(o, "diff_pp_interval", ci);
+	if (!err) {
+		err |= json__append(ci, json_object_new_double(100.0 * fn->diff_lo));
+		err |= json__append(ci, json_object_new_double(100.0 * fn->diff_hi));
+	}
+	err |= put_bool(o, "significant", fn->significant);
+	return built(o, err);
+}
+
+static int put_rows(struct json_object *o, const struct crosscheck_report *r)
+{
+	struct json_object *a = json_object_new_array();
+	int err = json__put(o, "functions", a);
+
+	for (size_t i = 0; !err && i < r->ntop_rows; i++)
+		err = json__append(a, json_row(&r->fns[r->top_rows[i]]));
+	return err;
+}
+
+/* The noise of one comparison: its floor, median and each side's own. */
+static struct json_object *json_noise(const struct cc_noise *n)
+{
+	struct json_object *o = json_object_new_object();
+	int err = 0;
+
+	err |= put_num(o, "floor", n->floor);
+	err |= put_num(o, "median", n->median);
+	err |= put_num(o, "isoprof_floor", n->side_floor[0]);
+	err |= put_num(o, "v8_floor", n->side_floor[1]);
+	err |= put_u64(o, "resamples", n->resamples);
+	return built(o, err);
+}
+
 static struct json_object *json_classes(const uint64_t *cls, uint64_t total)
 {
 	struct json_object *o = json_object_new_object();
@@ -162,13 +205,16 @@ static struct json_object *json_side(const struct crosscheck_report *r, int side
 
 /* The same test under another way of charging samples (enum cc_view). */
 static int put_view(struct json_object *o, const char *name, double tvd,
-		    const struct cc_fn *const top[2], bool same_top, bool agree)
+		    const struct cc_noise *noise, const struct cc_fn *const top[2], bool same_top,
+		    bool agree)
 {
 	char key[40];
 	int err = 0;
 
 	snprintf(key, sizeof(key), "tvd_%s", name);
 	err |= put_num(o, key, tvd);
+	snprintf(key, sizeof(key), "noise_floor_%s", name);
+	err |= put_num(o, key, noise->floor);
 	snprintf(key, sizeof(key), "top_%s_isoprof", name);
 	err |= put_str(o, key, top[0] ? top[0]->display : "");
 	snprintf(key, sizeof(key), "top_%s_v8", name);
@@ -200,15 +246,21 @@ static struct json_object *json_report(const struct crosscheck_report *r)
 	err |= put_num(o, "tvd", r->tvd);
 	err |= put_num(o, "spearman", r->rho);
 	err |= put_u64(o, "spearman_n", r->rho_n);
-	err |= put_fns(o, "functions", r, r->top_rows, r->ntop_rows, -1);
+	err |= put_num(o, "noise_floor", r->noise.floor);
+	err |= put_num(o, "tvd_threshold", r->threshold);
+	err |= put_num(o, "systematic_allowance", CROSSCHECK_ALLOWANCE);
+	err |= json__put(o, "noise", json_noise(&r->noise));
+	err |= put_rows(o, r);
 	err |= put_str(o, "top_isoprof", crosscheck_report__top_function(r, 0));
 	err |= put_str(o, "top_v8", crosscheck_report__top_function(r, 1));
 	err |= put_bool(o, "same_top", r->side[0].order[0] == r->side[1].order[0]);
+	err |= put_bool(o, "top_differs_beyond_noise", r->top_beyond_noise);
 	err |= put_bool(o, "agree", r->agree);
-	err |= put_view(o, "physical", r->tvd_physical, r->top_physical, r->same_top_physical,
+	err |= put_view(o, "physical", r->tvd_physical, &r->noise_view[VIEW_PHYSICAL],
+			r->top_physical, r->same_top_physical,
 			crosscheck_report__agree_physical(r));
-	err |= put_view(o, "no_osr", r->tvd_no_osr, r->top_no_osr, r->same_top_no_osr,
-			crosscheck_report__agree_no_osr(r));
+	err |= put_view(o, "no_osr", r->tvd_no_osr, &r->noise_view[VIEW_NO_OSR], r->top_no_osr,
+			r->same_top_no_osr, crosscheck_report__agree_no_osr(r));
 	err |= put_bool(o, "v8_deopt_inflated", r->v8_deopt_inflated);
 	err |= put_str(o, "verdict", r->verdict);
 	err |= put_bool(o, "roles_guessed", r->roles_guessed);

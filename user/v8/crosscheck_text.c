@@ -103,24 +103,44 @@ static void rank_str(char *buf, size_t len, const struct cc_fn *fn, int side)
 		snprintf(buf, len, "%6s %3s", "-", "-");
 }
 
+/* Percentage points to one decimal, without the "-0.0" of a value that rounds away. */
+static double pp(double share)
+{
+	double v = 100.0 * share;
+
+	return fabs(v) < 0.05 ? 0.0 : v;
+}
+
 static void print_top(const struct crosscheck_report *r, FILE *f)
 {
-	char a[32], b[32];
-	double diff;
+	char a[32], b[32], ci[48];
 
 	fprintf(f, "\nTop %zu JS functions by self share on either side (share of JS samples, "
-		"rank)\n", r->top);
-	fprintf(f, "  %-10s  %-10s  %7s  %s\n", "isoprof", "V8", "diff", "function");
+		"rank;\ndifference in percentage points, its 95%% interval over the %zu rows, "
+		"* beyond noise)\n", r->top, r->ntop_rows);
+	fprintf(f, "  %-10s  %-10s  %7s %-15s %s\n", "isoprof", "V8", "diff", "interval",
+		"function");
 	for (size_t i = 0; i < r->ntop_rows; i++) {
 		const struct cc_fn *fn = &r->fns[r->top_rows[i]];
 
 		rank_str(a, sizeof(a), fn, 0);
 		rank_str(b, sizeof(b), fn, 1);
-		diff = 100.0 * (fn->share[0] - fn->share[1]);
-		/* no "-0.0" for a difference that rounds away */
-		fprintf(f, "  %-10s  %-10s  %+6.1f  %s\n", a, b, fabs(diff) < 0.05 ? 0.0 : diff,
+		snprintf(ci, sizeof(ci), "[%+.1f, %+.1f]", pp(fn->diff_lo), pp(fn->diff_hi));
+		fprintf(f, "  %-10s  %-10s  %+6.1f%c %-15s %s\n", a, b,
+			pp(fn->share[0] - fn->share[1]), fn->significant ? '*' : ' ', ci,
 			fn->display);
 	}
+}
+
+static void print_noise(const struct crosscheck_report *r, FILE *f)
+{
+	const struct cc_noise *n = &r->noise;
+	uint64_t a = r->side[0].js, b = r->side[1].js;
+
+	fprintf(f, "Noise floor: TVD %.3f (95th percentile of the TVD over %zu random splits of the "
+		"%" PRIu64 " pooled\n  JS samples into %" PRIu64 " and %" PRIu64 "; median %.3f); "
+		"agree up to %.3f (floor + %.2f)\n", n->floor, n->resamples, a + b, a, b, n->median,
+		r->threshold, CROSSCHECK_ALLOWANCE);
 }
 
 static void print_only(const struct crosscheck_report *r, FILE *f)
@@ -212,6 +232,7 @@ int crosscheck__print_text(const struct crosscheck_report *r, FILE *f)
 		snprintf(rho, sizeof(rho), "%.3f", r->rho);
 	fprintf(f, "\nTotal variation distance over JS self shares: %.3f "
 		"(0 = same, 1 = disjoint)\n", r->tvd);
+	print_noise(r, f);
 	if (fabs(r->tvd_physical - r->tvd) >= 0.0005 ||
 	    r->same_top_physical != r->same_top)
 		fprintf(f, "  ... with isoprof's inlined functions charged to their caller: %.3f, "
