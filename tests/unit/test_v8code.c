@@ -134,11 +134,11 @@ static void test_source_position(void **state)
 
 /* Lines from a node 20 code log (--log-code), addresses as logged. */
 static const char node_log[] =
-	"code-creation,JS,11,62638,0x7f60ac005b80,312,outer /tmp/lc/t.js:3:15,0x130c7baca6f0,^\n"
-	"code-creation,JS,10,61502,0x130c7bacb2f6,44,outer /tmp/lc/t.js:3:15,0x130c7baca6f0,~\n"
-	"code-creation,JS,13,64842,0x7f60ac006440,440,mid /tmp/lc/t.js:2:13,0x130c7baca6a0,*\n"
+	"code-creation,JS,11,62638,0x7f60ac005b80,312,outer t.js:3:15,0x130c7baca6f0,^\n"
+	"code-creation,JS,10,61502,0x130c7bacb2f6,44,outer t.js:3:15,0x130c7baca6f0,~\n"
+	"code-creation,JS,13,64842,0x7f60ac006440,440,mid t.js:2:13,0x130c7baca6a0,*\n"
 	"code-source-info,0x7f60ac006440,81,77,120,C0O77C57O86C93O29I0C130O90,F1O87,S0x130c7baca650\n"
-	"code-creation,JS,13,64900,0x7f60ac006e80,764,outer /tmp/lc/t.js:3:15,0x130c7baca6f0,*\n"
+	"code-creation,JS,13,64900,0x7f60ac006e80,764,outer t.js:3:15,0x130c7baca6f0,*\n"
 	"code-source-info,0x7f60ac006e80,81,0,303,C0O0C57O261C257O133I0C339O29I3,"
 	"F0O273F1O170I0F2O77I1F2O87I1,S0x130c7baca6f0S0x130c7baca6a0S0x130c7baca650\n"
 	"code-source-info,0x7f60ac006e80,81,0,303,C0O0,F0X,S0x1\n"
