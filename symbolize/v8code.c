@@ -447,6 +447,15 @@ static int read_code(struct v8code *c, uint64_t pc, long *index)
 
 	if (l->compressed && !c->cage)
 		return -ENODATA;
+	/* most new pcs are in code already read and checked in this batch */
+	for (size_t i = c->ncodes; i-- > 0;) {
+		const struct code_obj *k = &c->codes[i];
+
+		if (k->epoch == c->epoch && pc >= k->start && pc < k->start + k->size) {
+			*index = (long)i;
+			return 0;
+		}
+	}
 	err = find_istream(c, pc, &istream, &code, hdr);
 	if (err)
 		return err;

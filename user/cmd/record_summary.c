@@ -336,6 +336,33 @@ static struct json_object *js_names_json(const struct capture *c, const struct i
 			 json_object_new_uint64(c->stats.jit_leaf_inlined_by[SYM_SOURCE_CODE_LOG]));
 	err |= json__put(o, "jit_leaf_inlined_by_code_objects",
 			 json_object_new_uint64(c->stats.jit_leaf_inlined_by[SYM_SOURCE_HEAP]));
+	{
+		struct v8code_stats sum = { 0 }, one;
+
+		for (int i = 0; i < c->ntargets; i++) {
+			symbolizer__v8_code_stats(c->sym, c->targets[i].pid, &one);
+			sum.pcs += one.pcs;
+			sum.decoded += one.decoded;
+			sum.no_positions += one.no_positions;
+			sum.reads += one.reads;
+			sum.bytes += one.bytes;
+			sum.ns += one.ns;
+			sum.revalidated += one.revalidated;
+			sum.replaced += one.replaced;
+			sum.not_optimized += one.not_optimized;
+		}
+		err |= json__put(o, "code_objects_revalidated", json_object_new_uint64(sum.revalidated));
+		err |= json__put(o, "code_objects_replaced", json_object_new_uint64(sum.replaced));
+		err |= json__put(o, "code_object_pcs_not_optimized",
+				 json_object_new_uint64(sum.not_optimized));
+		err |= json__put(o, "code_objects_decoded", json_object_new_uint64(sum.decoded));
+		err |= json__put(o, "code_objects_without_positions",
+				 json_object_new_uint64(sum.no_positions));
+		err |= json__put(o, "code_object_pcs", json_object_new_uint64(sum.pcs));
+		err |= json__put(o, "code_object_reads", json_object_new_uint64(sum.reads));
+		err |= json__put(o, "code_object_read_bytes", json_object_new_uint64(sum.bytes));
+		err |= json__put(o, "code_object_read_ms", json_object_new_double(sum.ns / 1e6));
+	}
 	err |= json__put(o, "inline_frames_checked", json_object_new_uint64(hs.inline_checked));
 	err |= json__put(o, "inline_frames_agree", json_object_new_uint64(hs.inline_agree));
 	err |= json__put(o, "heap_js_frames", json_object_new_uint64(cnt->js_frames));
