@@ -500,7 +500,7 @@ reaped:
 
 static void remove_dir(const char *dir)
 {
-	static const char *const names[] = { "calib.js", "config.capnp", "runtime.log" };
+	static const char *const names[] = { "calib.js", "config.capnp", "runtime.log", CODE_LOG };
 	char path[128];
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
