@@ -51,6 +51,36 @@ static const char *inspector_hint(const struct discover_proc *p)
 	return "start it with its inspector enabled";
 }
 
+/*
+ * node 20's V8 (11.3) samples for its CPU profiler in a signal handler
+ * that, under --interpreted-frames-native-stack, looks code up under a
+ * mutex the thread itself may hold while it allocates code: then the
+ * thread waits on itself for good (docs/v8-profiler.md).  Said before the
+ * window, since --v8 is what starts that profiler.
+ */
+static void note_deadlock_risk(const struct target_state *t)
+{
+	char path[64], cmdline[8192];
+	ssize_t n;
+
+	if (t->v8->runtime != DISCOVER_NODE || !t->v8->version || t->v8->version[0] != 'v' ||
+	    atoi(t->v8->version + 1) > 20)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", t->pid);
+	n = procfs__read(path, cmdline, sizeof(cmdline));
+	/* NUL-separated arguments; node's own flags come before the script's */
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(cmdline + i) + 1)
+		if (!strcmp(cmdline + i, "--interpreted-frames-native-stack")) {
+			fprintf(stderr,
+				"isoprof: note: pid %d: node %s with --interpreted-frames-native-stack: "
+				"V8's CPU profiler can deadlock its main thread for good while code is "
+				"being compiled (docs/v8-profiler.md); isoprof's capture is not "
+				"affected, the process is\n",
+				t->pid, record__esc(t->v8->version));
+			return;
+		}
+}
+
 int record_v8__prepare(struct capture *c)
 {
 	const struct record_env *env = c->env;
@@ -97,6 +127,8 @@ int record_v8__prepare(struct capture *c)
 		if (!n)
 			fprintf(stderr, "isoprof: pid %d (%s): its inspector at %s lists no target\n",
 				t->pid, record__esc(t->comm), addr);
+		else if (env->type == RECORD_CPU)
+			note_deadlock_risk(t);
 		for (size_t k = first; k < c->v8->ntargets; k++) {
 			const struct v8_target *vt = &c->v8->targets[k];
 
@@ -128,12 +160,13 @@ void record_v8__start(struct capture *c)
 
 /*
  * What one thread of a target was doing, from /proc: the time it has been
- * on a CPU (schedstat), and where it sleeps (wchan).
+ * on a CPU and waiting for one (schedstat), and where it sleeps (wchan).
  */
 struct thread_look {
 	pid_t tid;
 	bool read;		/* schedstat could be read */
 	uint64_t oncpu_ns;
+	uint64_t runnable_ns;	/* on a CPU or on a run queue: what a busy thread spends */
 	char wchan[64];
 };
 
@@ -146,14 +179,16 @@ struct v8_stall {
 static void look_at_thread(pid_t pid, pid_t tid, struct thread_look *look)
 {
 	char path[64], buf[512];
-	unsigned long long ns;
+	unsigned long long ns, queued_ns;
 
 	memset(look, 0, sizeof(*look));
 	look->tid = tid;
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
-	if (procfs__read(path, buf, sizeof(buf)) > 0 && sscanf(buf, "%llu", &ns) == 1) {
+	if (procfs__read(path, buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%llu %llu", &ns, &queued_ns) == 2) {
 		look->read = true;
 		look->oncpu_ns = ns;
+		look->runnable_ns = ns + queued_ns;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
 	/*
@@ -289,8 +324,9 @@ static void explain_late(const struct capture *c, struct v8_target *t, struct v8
 	share = 100.0 * (double)n / (double)c->env->frequency_hz / (window_s < 1 ? window_s : 1);
 	if (share > 100)
 		share = 100;
+	/* on a run queue counts as busy: on a crowded host a busy thread waits for a CPU */
 	wait_share = b->read && a.read && wait_s > 0
-			     ? 100.0 * (double)(a.oncpu_ns - b->oncpu_ns) / 1e9 / wait_s
+			     ? 100.0 * (double)(a.runnable_ns - b->runnable_ns) / 1e9 / wait_s
 			     : -1;
 	if (a.wchan[0])
 		snprintf(where, sizeof(where), " and sleeps in the kernel's %s()", a.wchan);
@@ -317,13 +353,16 @@ static void explain_late(const struct capture *c, struct v8_target *t, struct v8
 				 "(docs/v8-profiler.md)");
 	} else if (wait_share >= 80 || (wait_share < 0 && share >= 80)) {
 		snprintf(t->late_why + len, sizeof(t->late_why) - (size_t)len,
-			 "is busy and never yielded to the inspector: on a CPU %.0f%% of the %.1f s "
-			 "wait and %.0f%% of the window's last second%s",
-			 wait_share >= 0 ? wait_share : share, wait_s, share,
+			 "is busy and never yielded to the inspector: running or runnable %.0f%% "
+			 "of the %.1f s wait (on a CPU %.0f ms), and on a CPU %.0f%% of the window's "
+			 "last second%s",
+			 wait_share >= 0 ? wait_share : share, wait_s,
+			 (a.oncpu_ns - b->oncpu_ns) / 1e6, share,
 			 isolate ? ", inside its isolate" : "");
 	} else {
 		snprintf(t->late_why + len, sizeof(t->late_why) - (size_t)len,
-			 "ran %.0f%% of the %.1f s wait%s: V8 may still be building its profile",
+			 "was running or runnable %.0f%% of the %.1f s wait%s: V8 may still be "
+			 "building its profile",
 			 wait_share >= 0 ? wait_share : 0, wait_s, where);
 	}
 }
