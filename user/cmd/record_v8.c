@@ -696,7 +696,7 @@ static void report_late(const struct capture *c, const struct v8_target *t, size
 	fflush(stdout);
 }
 
-/* Member key: v when the value is there, JSON null when it is not (json__put() takes NULL for ENOMEM). */
+/* Member key: v when there is a value, else JSON null (json__put() takes NULL for ENOMEM). */
 static int put_maybe(struct json_object *o, const char *key, bool there, struct json_object *v)
 {
 	if (there)

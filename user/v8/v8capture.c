@@ -333,12 +333,6 @@ size_t v8_capture__collect(struct v8_capture *c, int timeout_ms)
 	return got;
 }
 
-size_t v8_capture__stop(struct v8_capture *c, int timeout_ms)
-{
-	v8_capture__request_stop(c);
-	return v8_capture__collect(c, timeout_ms);
-}
-
 /*
  * Leave the runtime as it was: nothing left running or enabled.  Every
  * request goes out first and the replies are awaited together, so that

@@ -119,8 +119,6 @@ size_t v8_capture__request_stop(struct v8_capture *c);
  * late, with -ETIMEDOUT as its error.
  */
 size_t v8_capture__collect(struct v8_capture *c, int timeout_ms);
-/* Both, one after the other. */
-size_t v8_capture__stop(struct v8_capture *c, int timeout_ms);
 
 /*
  * The host:port to connect to for a listening address: wildcards become
