@@ -524,6 +524,27 @@ static void test_live_node_profile(void **state)
 	assert_int_equal(inspector__call(s, "Profiler.disable", NULL, 5000, NULL, err,
 					 sizeof(err)), 0);
 
+	/*
+	 * The call's two halves: two requests out before any wait; waiting for
+	 * the second discards the first's reply, which then never comes.
+	 */
+	{
+		int64_t first, second;
+
+		assert_int_equal(inspector__send(s, "Profiler.enable", NULL, 5000, &first, err,
+						 sizeof(err)), 0);
+		assert_int_equal(inspector__send(s, "Profiler.disable", NULL, 5000, &second, err,
+						 sizeof(err)), 0);
+		assert_true(second > first);
+		rc = inspector__wait(s, "Profiler.disable", second, 5000, &res, err, sizeof(err));
+		if (rc)
+			fail_msg("wait: %s", err);
+		json_object_put(res);
+		rc = inspector__wait(s, "Profiler.enable", first, 200, NULL, err, sizeof(err));
+		assert_int_equal(rc, -ETIMEDOUT);
+		assert_non_null(strstr(err, "Profiler.enable: no reply within 200 ms"));
+	}
+
 	/* Node dies mid-session. */
 	node_kill(&node);
 	rc = inspector__call(s, "Profiler.enable", NULL, 5000, NULL, err, sizeof(err));

@@ -113,6 +113,7 @@ struct record_env {
 struct pprof_profile;
 struct pprof_builder;
 struct atomic_file;
+struct v8_stall;
 
 struct capture {
 	struct record_env *env;
@@ -159,6 +160,7 @@ struct capture {
 	/* V8's side (record_v8.c) */
 	struct v8_capture *v8;
 	size_t v8_missing_inspector;		/* V8 runtimes in scope without one */
+	struct v8_stall *v8_stalls;		/* per V8 target, once its stop was asked for */
 	struct pprof_profile **group_profiles;	/* per group: isoprof's, when kept */
 	char **group_paths;			/* per group: the file written, or NULL */
 	bool keep_group_profiles;
@@ -240,8 +242,9 @@ bool record_session__foreign_netns(const struct capture *c);
 int record_session__arm(struct capture *c);
 /*
  * Sample until the duration ends, every target exits or SIGINT/SIGTERM;
- * stops V8's profilers first, then the sampler.  0 or -errno of reading the
- * ring buffer (not printed).
+ * asks V8's profilers to stop, ends the window and stops the sampler, then
+ * waits (bounded) for V8's profiles: however late V8 answers, the window is
+ * isoprof's own.  0 or -errno of reading the ring buffer (not printed).
  */
 int record_session__run_window(struct capture *c);
 bool record_session__all_exited(const struct capture *c);
@@ -301,7 +304,20 @@ void record_summary__print_bpf_stats(const struct capture *c, const struct isopr
 /* V8's side, in the order cmd_record calls them. */
 int record_v8__prepare(struct capture *c);
 void record_v8__start(struct capture *c);
-void record_v8__stop(struct capture *c);
+/*
+ * At the window's end: ask every V8 target for its profile, and look at
+ * each one's runtime thread.  Then, once isoprof's sampling has stopped,
+ * collect the replies within v8_capture__stop_timeout_ms() of the window;
+ * a target that did not answer is late, with what its thread shows of why.
+ */
+void record_v8__request_stop(struct capture *c);
+void record_v8__collect(struct capture *c);
+/*
+ * --json: per V8 target, how its profiler answered ("answered", "late",
+ * "failed"), the error, why it was late, the isolate and whether its
+ * cross-check was skipped.  NULL on ENOMEM.
+ */
+struct json_object *record_v8__json(const struct capture *c);
 int record_v8__finish(struct capture *c);
 void record_v8__free(struct capture *c);
 

@@ -762,7 +762,13 @@ int record_session__run_window(struct capture *c)
 			progress(c, now, false);
 		}
 	}
-	record_v8__stop(c);
+	/*
+	 * The window is isoprof's whatever V8 does: V8 is asked for its
+	 * profile, sampling stops, and only then is V8 waited for.  A V8 that
+	 * answers late (a busy or blocked main thread) neither stretches the
+	 * window nor puts its own profile-building into isoprof's profile.
+	 */
+	record_v8__request_stop(c);
 	c->window_end_ns = monotime_ns();
 	sampler__stop(c->sampler);
 	/* after the sampler: a platform thread's tag outlives no sample */
@@ -772,6 +778,7 @@ int record_session__run_window(struct capture *c)
 	}
 	check_targets(c, monotime_ns(), true);
 	progress(c, c->window_end_ns, true);
+	record_v8__collect(c);
 	return 0;
 }
 

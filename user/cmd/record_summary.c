@@ -584,6 +584,9 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 		err |= json__append(groups, o);
 	}
 	err |= json__put(root, "isolates", groups);
+	/* V8's side (--v8): known before its profiles are written, which come after */
+	if (c->v8)
+		err |= json__put(root, "v8", record_v8__json(c));
 	if (!err)
 		err = json__write(stdout, root, true);
 	json_object_put(root);

@@ -10,9 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "lib/errmsg.h"
 #include "lib/fileio.h"
 #include "lib/json.h"
+#include "lib/monotime.h"
+#include "lib/procfs.h"
 #include "proto/pprof_builder.h"
 #include "proto/pprof_reader.h"
 #include "proto/profile_vocab.h"
@@ -45,6 +49,36 @@ static const char *inspector_hint(const struct discover_proc *p)
 	if (p->runtime == DISCOVER_NODE)
 		return "start node with --inspect=127.0.0.1:9229 (or send it SIGUSR1)";
 	return "start it with its inspector enabled";
+}
+
+/*
+ * node 20's V8 (11.3) samples for its CPU profiler in a signal handler
+ * that, under --interpreted-frames-native-stack, looks code up under a
+ * mutex the thread itself may hold while it allocates code: then the
+ * thread waits on itself for good (docs/v8-profiler.md).  Said before the
+ * window, since --v8 is what starts that profiler.
+ */
+static void note_deadlock_risk(const struct target_state *t)
+{
+	char path[64], cmdline[8192];
+	ssize_t n;
+
+	if (t->v8->runtime != DISCOVER_NODE || !t->v8->version || t->v8->version[0] != 'v' ||
+	    atoi(t->v8->version + 1) > 20)
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", t->pid);
+	n = procfs__read(path, cmdline, sizeof(cmdline));
+	/* NUL-separated arguments; node's own flags come before the script's */
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(cmdline + i) + 1)
+		if (!strcmp(cmdline + i, "--interpreted-frames-native-stack")) {
+			fprintf(stderr,
+				"isoprof: note: pid %d: node %s with --interpreted-frames-native-stack: "
+				"V8's CPU profiler can deadlock its main thread for good while code is "
+				"being compiled (docs/v8-profiler.md); isoprof's capture is not "
+				"affected, the process is\n",
+				t->pid, record__esc(t->v8->version));
+			return;
+		}
 }
 
 int record_v8__prepare(struct capture *c)
@@ -93,6 +127,8 @@ int record_v8__prepare(struct capture *c)
 		if (!n)
 			fprintf(stderr, "isoprof: pid %d (%s): its inspector at %s lists no target\n",
 				t->pid, record__esc(t->comm), addr);
+		else if (env->type == RECORD_CPU)
+			note_deadlock_risk(t);
 		for (size_t k = first; k < c->v8->ntargets; k++) {
 			const struct v8_target *vt = &c->v8->targets[k];
 
@@ -122,10 +158,229 @@ void record_v8__start(struct capture *c)
 		v8_capture__start(c->v8);
 }
 
-void record_v8__stop(struct capture *c)
+/*
+ * What one thread of a target was doing, from /proc: the time it has been
+ * on a CPU and waiting for one (schedstat), and where it sleeps (wchan).
+ */
+struct thread_look {
+	pid_t tid;
+	bool read;		/* schedstat could be read */
+	uint64_t oncpu_ns;
+	uint64_t runnable_ns;	/* on a CPU or on a run queue: what a busy thread spends */
+	char wchan[64];
+};
+
+/* Per V8 target: its runtime thread, seen when the stop was asked for; its isolate. */
+struct v8_stall {
+	struct thread_look before;
+	uint64_t isolate;	/* the last isolate isoprof saw that thread in; 0: none */
+};
+
+static void look_at_thread(pid_t pid, pid_t tid, struct thread_look *look)
 {
-	if (c->v8)
-		v8_capture__stop(c->v8);
+	char path[64], buf[512];
+	unsigned long long ns, queued_ns;
+
+	memset(look, 0, sizeof(*look));
+	look->tid = tid;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat", pid, tid);
+	if (procfs__read(path, buf, sizeof(buf)) > 0 &&
+	    sscanf(buf, "%llu %llu", &ns, &queued_ns) == 2) {
+		look->read = true;
+		look->oncpu_ns = ns;
+		look->runnable_ns = ns + queued_ns;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/wchan", pid, tid);
+	/*
+	 * "0" while it runs, and a blocked thread runs too: V8's profiler
+	 * signals it every sampling interval.  A few looks, 2 ms apart, find
+	 * where it sleeps.  "0" always without ptrace access to the target.
+	 */
+	for (int i = 0; i < 5; i++) {
+		if (procfs__read(path, look->wchan, sizeof(look->wchan)) <= 0)
+			look->wchan[0] = '\0';
+		if (look->wchan[0] && strcmp(look->wchan, "0"))
+			return;
+		look->wchan[0] = '\0';
+		nanosleep(&(struct timespec){ .tv_nsec = 2000000 }, NULL);
+	}
+}
+
+/*
+ * The thread that serves a target's inspector messages: node's main thread
+ * is the process's first; workerd's isolates run on the thread with the
+ * most samples inside an isolate.
+ */
+static pid_t runtime_thread(const struct capture *c, const struct v8_target *vt)
+{
+	const struct stored_sample *s = sample_store__samples(c->store);
+	size_t n = sample_store__count(c->store), ntids = 0, best = 0;
+	const struct target_state *t = NULL;
+	struct {
+		uint32_t tid;
+		size_t n;
+	} tids[64];
+
+	for (int i = 0; i < c->ntargets; i++)
+		if (c->targets[i].pid == vt->pid)
+			t = &c->targets[i];
+	if (!t || !t->v8 || t->v8->runtime == DISCOVER_NODE)
+		return vt->pid;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+
+		if (s[i].pid != (uint32_t)vt->pid || !s[i].isolate)
+			continue;
+		while (k < ntids && tids[k].tid != s[i].tid)
+			k++;
+		if (k == ntids) {
+			/* more threads than that run isolates: take the busiest of the first */
+			if (ntids == sizeof(tids) / sizeof(tids[0]))
+				continue;
+			tids[ntids++] = (typeof(tids[0])){ .tid = s[i].tid };
+		}
+		tids[k].n++;
+	}
+	for (size_t k = 1; k < ntids; k++)
+		if (tids[k].n > tids[best].n)
+			best = k;
+	return ntids ? (pid_t)tids[best].tid : vt->pid;
+}
+
+void record_v8__request_stop(struct capture *c)
+{
+	if (!c->v8)
+		return;
+	free(c->v8_stalls);
+	c->v8_stalls = calloc(c->v8->ntargets + 1, sizeof(*c->v8_stalls));
+	v8_capture__request_stop(c->v8);
+	for (size_t i = 0; c->v8_stalls && i < c->v8->ntargets; i++) {
+		const struct v8_target *t = &c->v8->targets[i];
+
+		if (t->stop_id)
+			look_at_thread(t->pid, runtime_thread(c, t), &c->v8_stalls[i].before);
+	}
+}
+
+/*
+ * isoprof's samples of thread tid: how many in the window's last second,
+ * the time of the last one, and the isolate of the last one in an isolate.
+ */
+static void last_second(const struct capture *c, pid_t pid, pid_t tid, size_t *n,
+			uint64_t *last_ns, uint64_t *isolate)
+{
+	const struct stored_sample *s = sample_store__samples(c->store);
+	size_t count = sample_store__count(c->store);
+	uint64_t from = c->window_end_ns > 1000000000ull ? c->window_end_ns - 1000000000ull : 0;
+	uint64_t isolate_ns = 0;
+
+	*n = 0;
+	*last_ns = 0;
+	*isolate = 0;
+	for (size_t i = 0; i < count; i++) {
+		if (s[i].pid != (uint32_t)pid || s[i].tid != (uint32_t)tid ||
+		    s[i].time_ns > c->window_end_ns)
+			continue;
+		if (s[i].time_ns > *last_ns)
+			*last_ns = s[i].time_ns;
+		if (s[i].isolate && s[i].time_ns >= isolate_ns) {
+			isolate_ns = s[i].time_ns;
+			*isolate = s[i].isolate;
+		}
+		*n += s[i].time_ns >= from;
+	}
+}
+
+/*
+ * Why a target did not answer its stop in time, as far as its runtime
+ * thread shows it: blocked (asleep in the kernel, no CPU time while
+ * isoprof waited) or busy (on a CPU all along, never back in the loop
+ * that serves the inspector).
+ */
+static void explain_late(const struct capture *c, struct v8_target *t, struct v8_stall *st)
+{
+	const struct thread_look *b = &st->before;
+	struct thread_look a;
+	double wait_s = (t->reply_ns - t->stop_ns) / 1e9, window_s, share, wait_share;
+	uint64_t last_ns, isolate;
+	const struct target_state *ts = NULL;
+	size_t n;
+	char where[96] = "";
+	int len;
+
+	for (int i = 0; i < c->ntargets; i++)
+		if (c->targets[i].pid == t->pid)
+			ts = &c->targets[i];
+	if (!b->tid)
+		return;
+	if (!procfs__alive(t->pid)) {
+		snprintf(t->late_why, sizeof(t->late_why), "the process exited");
+		return;
+	}
+	look_at_thread(t->pid, b->tid, &a);
+	last_second(c, t->pid, b->tid, &n, &last_ns, &isolate);
+	st->isolate = isolate;
+	window_s = (c->window_end_ns - c->window_start_ns) / 1e9;
+	share = 100.0 * (double)n / (double)c->env->frequency_hz / (window_s < 1 ? window_s : 1);
+	if (share > 100)
+		share = 100;
+	/* on a run queue counts as busy: on a crowded host a busy thread waits for a CPU */
+	wait_share = b->read && a.read && wait_s > 0
+			     ? 100.0 * (double)(a.runnable_ns - b->runnable_ns) / 1e9 / wait_s
+			     : -1;
+	if (a.wchan[0])
+		snprintf(where, sizeof(where), " and sleeps in the kernel's %s()", a.wchan);
+	len = snprintf(t->late_why, sizeof(t->late_why), "its %s thread (tid %d) ",
+		       b->tid == t->pid ? "main" : "isolate", b->tid);
+	if (len < 0 || (size_t)len >= sizeof(t->late_why))
+		return;
+	/* not the state letter: V8's profiler wakes even a blocked thread to sample it */
+	if (wait_share >= 0 && wait_share < 10) {
+		len += snprintf(t->late_why + len, sizeof(t->late_why) - (size_t)len,
+				"is blocked: it ran %.0f ms of the %.1f s wait%s; isoprof saw it on a "
+				"CPU %.0f%% of the window's last second",
+				(a.oncpu_ns - b->oncpu_ns) / 1e6, wait_s, where, share);
+		if (last_ns && c->window_end_ns - last_ns > 200000000ull &&
+		    (size_t)len < sizeof(t->late_why))
+			len += snprintf(t->late_why + len, sizeof(t->late_why) - (size_t)len,
+					", last %.1f s before its end",
+					(c->window_end_ns - last_ns) / 1e9);
+		if (ts && ts->v8 && ts->v8->runtime == DISCOVER_NODE && strstr(a.wchan, "futex") &&
+		    (size_t)len < sizeof(t->late_why))
+			snprintf(t->late_why + len, sizeof(t->late_why) - (size_t)len,
+				 "; it waits on a lock: node 20's V8 can deadlock that thread in its "
+				 "own profiler's signal handler under --interpreted-frames-native-stack "
+				 "(docs/v8-profiler.md)");
+	} else if (wait_share >= 80 || (wait_share < 0 && share >= 80)) {
+		snprintf(t->late_why + len, sizeof(t->late_why) - (size_t)len,
+			 "is busy and never yielded to the inspector: running or runnable %.0f%% "
+			 "of the %.1f s wait (on a CPU %.0f ms), and on a CPU %.0f%% of the window's "
+			 "last second%s",
+			 wait_share >= 0 ? wait_share : share, wait_s,
+			 (a.oncpu_ns - b->oncpu_ns) / 1e6, share,
+			 isolate ? ", inside its isolate" : "");
+	} else {
+		snprintf(t->late_why + len, sizeof(t->late_why) - (size_t)len,
+			 "was running or runnable %.0f%% of the %.1f s wait%s: V8 may still be "
+			 "building its profile",
+			 wait_share >= 0 ? wait_share : 0, wait_s, where);
+	}
+}
+
+void record_v8__collect(struct capture *c)
+{
+	int timeout_ms;
+
+	if (!c->v8)
+		return;
+	timeout_ms = v8_capture__stop_timeout_ms(c->env->duration_ms);
+	v8_capture__collect(c->v8, timeout_ms);
+	for (size_t i = 0; c->v8_stalls && i < c->v8->ntargets; i++) {
+		struct v8_target *t = &c->v8->targets[i];
+
+		if (t->late)
+			explain_late(c, t, &c->v8_stalls[i]);
+	}
 }
 
 /* Scripts (user scripts only, as isoprof defines them) and JS function names of a profile. */
@@ -205,7 +460,7 @@ static int convert(struct capture *c, struct v8_result *r, const struct isolate_
 	comments[0] = record__asprintf("command: %s", isoprof_command_line);
 	comments[1] = record__asprintf("inspector: %s target '%s' (pid %d)", t->hostport, t->id,
 				       t->pid);
-	comments[2] = record__asprintf("window: V8's, inside isoprof's %.3f s window",
+	comments[2] = record__asprintf("window: V8's own (startTime to endTime); isoprof's is %.3f s",
 				       (c->window_end_ns - c->window_start_ns) / 1e9);
 	if (!comments[0] || !comments[1] || !comments[2]) {
 		err = -ENOMEM;
@@ -396,6 +651,97 @@ static void finish_release(struct finish *f)
 	free(f->why);
 }
 
+/* The selected isolate group of a late target's runtime thread, or NULL. */
+static const struct isolate_group *late_group(const struct capture *c, const struct v8_target *t,
+					      size_t k)
+{
+	uint64_t isolate = c->v8_stalls ? c->v8_stalls[k].isolate : 0;
+
+	for (size_t i = 0; isolate && c->selected && i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (c->selected[i] && g->isolate == isolate && g->pid == (uint32_t)t->pid)
+			return g;
+	}
+	return NULL;
+}
+
+/*
+ * A target whose V8 did not answer the stop in time: why, once on stderr;
+ * and where the cross-check would have been, on stdout, that it is skipped.
+ */
+static void report_late(const struct capture *c, const struct v8_target *t, size_t k)
+{
+	const struct isolate_group *g = late_group(c, t, k);
+	double wait_s = (t->reply_ns - t->stop_ns) / 1e9;
+
+	fprintf(stderr,
+		"isoprof: pid %d: V8's profiler did not answer in time: no reply to %s from "
+		"inspector target '%s' within %.1f s of the window's end%s%s; isoprof's profile "
+		"is written, the cross-check%s%s is skipped\n",
+		t->pid, c->env->type == RECORD_HEAP ? "HeapProfiler.stopSampling" : "Profiler.stop",
+		record__esc(t->id), wait_s, t->late_why[0] ? ": " : "", t->late_why,
+		g ? " of isolate " : "", g ? g->isolate_str : "");
+	if (c->env->type != RECORD_CPU)
+		return;
+	if (g)
+		printf("== cross-check: isolate %s, %s version %s (pid %u)\n", g->isolate_str,
+		       record__esc(isolate_group__script(g)), record__esc(isolate_group__version(g)),
+		       g->pid);
+	else
+		printf("== cross-check: inspector target '%s' (pid %d)\n", record__esc(t->id),
+		       t->pid);
+	printf("skipped: V8's profiler did not answer Profiler.stop within %.1f s%s%s\n", wait_s,
+	       t->late_why[0] ? ": " : "", t->late_why);
+	fflush(stdout);
+}
+
+/* Member key: v when there is a value, else JSON null (json__put() takes NULL for ENOMEM). */
+static int put_maybe(struct json_object *o, const char *key, bool there, struct json_object *v)
+{
+	if (there)
+		return json__put(o, key, v);
+	json_object_put(v);
+	return json_object_object_add(o, key, NULL) ? -ENOMEM : 0;
+}
+
+struct json_object *record_v8__json(const struct capture *c)
+{
+	struct json_object *list = json_object_new_array();
+	int err = 0;
+
+	if (!list)
+		return NULL;
+	for (size_t k = 0; c->v8 && k < c->v8->ntargets && !err; k++) {
+		const struct v8_target *t = &c->v8->targets[k];
+		const struct isolate_group *g = t->late ? late_group(c, t, k) : NULL;
+		struct json_object *o = json_object_new_object();
+		const char *status = t->profile ? "answered" : t->late ? "late" : "failed";
+
+		if (!o) {
+			err = -ENOMEM;
+			break;
+		}
+		err |= json__put(o, "pid", json_object_new_int64(t->pid));
+		err |= json__put(o, "target", json__text(t->id));
+		err |= json__put(o, "profile", json_object_new_string(status));
+		err |= put_maybe(o, "error", t->err, json__text(t->errmsg));
+		err |= put_maybe(o, "why", t->late_why[0], json__text(t->late_why));
+		err |= put_maybe(o, "stop_wait_s", t->stop_ns && t->reply_ns,
+				 json_object_new_double((t->reply_ns - t->stop_ns) / 1e9));
+		err |= put_maybe(o, "isolate", g, json__text(g ? g->isolate_str : ""));
+		err |= put_maybe(o, "crosscheck", t->late,
+				 json_object_new_string("skipped: V8's profiler did not answer in "
+							"time"));
+		err |= json__append(list, o);
+	}
+	if (err) {
+		json_object_put(list);
+		return NULL;
+	}
+	return list;
+}
+
 /* Each V8 profile taken, converted without isolate labels, with what mapping needs. */
 static int convert_profiles(struct capture *c, struct finish *f)
 {
@@ -405,7 +751,9 @@ static int convert_profiles(struct capture *c, struct finish *f)
 		int err;
 
 		if (!t->profile) {
-			if (t->err && (t->started || t->enabled))
+			if (t->late)
+				report_late(c, t, i);
+			else if (t->err && (t->started || t->enabled))
 				fprintf(stderr, "isoprof: pid %d: inspector target '%s': no V8 profile: "
 						"%s\n", t->pid, record__esc(t->id), record__esc(t->errmsg));
 			f->failures += t->err != 0;
@@ -567,6 +915,8 @@ void record_v8__free(struct capture *c)
 		free(c->group_paths[i]);
 	free(c->group_profiles);
 	free(c->group_paths);
+	free(c->v8_stalls);
+	c->v8_stalls = NULL;
 	c->group_profiles = NULL;
 	c->group_paths = NULL;
 }

@@ -727,26 +727,43 @@ out:
 	return rc;
 }
 
-int inspector__call(struct inspector_session *s, const char *method, json_object *params,
-		    int timeout_ms, json_object **result, char *err, size_t errlen)
+/* The one line for a failed send or wait: what the peer did, or did not do. */
+static void fail_message(int rc, const char *method, const char *werr, const char *peer,
+			 int timeout_ms, uint64_t others, char *err, size_t errlen)
 {
-	int64_t deadline = ws__deadline(timeout_ms), id;
-	json_object *req = NULL;
-	uint64_t first = ws__received(s->ws), others = 0;
+	if (rc == -ECONNRESET) {
+		const char *detail = strstr(werr, " (code");
+
+		errmsg__set(err, errlen, "%s: inspector closed the connection%s", method,
+			    detail ? detail : "");
+	} else if (rc == -ETIMEDOUT && others) {
+		errmsg__set(err, errlen,
+			    "%s: no reply within %d ms from %s, which sent %" PRIu64
+			    " other messages meanwhile", method, timeout_ms, peer, others);
+	} else if (rc == -ETIMEDOUT) {
+		errmsg__set(err, errlen, "%s: no reply within %d ms from %s", method, timeout_ms,
+			    peer);
+	} else {
+		errmsg__set(err, errlen, "%s: %s", method, werr);
+	}
+}
+
+int inspector__send(struct inspector_session *s, const char *method, json_object *params,
+		    int timeout_ms, int64_t *id, char *err, size_t errlen)
+{
+	json_object *req;
 	char werr[200];
 	const char *text;
 	size_t text_len;
 	int rc;
 
-	if (result)
-		*result = NULL;
+	*id = 0;
 	if (!method || !*method || (params && !json_object_is_type(params, json_type_object))) {
 		errmsg__set(err, errlen, "%s: bad method or params", method ? method : "(null)");
 		return -EINVAL;
 	}
-	id = ++s->next_id;
 	req = json_object_new_object();
-	if (json__put(req, "id", json_object_new_int64(id)) ||
+	if (json__put(req, "id", json_object_new_int64(s->next_id + 1)) ||
 	    json__put(req, "method", json_object_new_string(method)) ||
 	    (params && json__put(req, "params", json_object_get(params))) ||
 	    !(text = json__dump(req, false, &text_len))) {
@@ -756,9 +773,25 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 	}
 	rc = ws__send_text(s->ws, text, text_len, timeout_ms, werr, sizeof(werr));
 	json_object_put(req);
-	if (rc < 0)
-		goto fail;
+	if (rc < 0) {
+		fail_message(rc, method, werr, s->peer, timeout_ms, 0, err, errlen);
+		return rc;
+	}
+	*id = ++s->next_id;
+	return 0;
+}
 
+/* Wait until deadline (monotime_ms(); negative: forever) for reply id; messages name timeout_ms. */
+static int wait_reply(struct inspector_session *s, const char *method, int64_t id,
+		      int64_t deadline, int timeout_ms, json_object **result, char *err,
+		      size_t errlen)
+{
+	uint64_t first = ws__received(s->ws), others = 0;
+	char werr[200] = "";
+	int rc;
+
+	if (result)
+		*result = NULL;
 	for (;;) {
 		int64_t left = deadline < 0 ? -1 : deadline - (int64_t)monotime_ms();
 		char *msg;
@@ -771,7 +804,7 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 		 */
 		if (deadline >= 0 && left <= 0 && others) {
 			rc = -ETIMEDOUT;
-			goto fail;
+			break;
 		}
 		if (ws__received(s->ws) - first > INSPECTOR_MAX_CALL_BYTES) {
 			errmsg__set(err, errlen,
@@ -784,7 +817,7 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 		rc = ws__recv_text(s->ws, (int)(left > INT_MAX ? INT_MAX : left), &msg, &len,
 				   werr, sizeof(werr));
 		if (rc < 0)
-			goto fail;
+			break;
 		rc = inspector__parse_reply(msg, len, id, result, werr, sizeof(werr));
 		free(msg);
 		if (rc == 1)
@@ -795,21 +828,27 @@ int inspector__call(struct inspector_session *s, const char *method, json_object
 		}
 		others++;
 	}
-fail:
-	if (rc == -ECONNRESET) {
-		const char *detail = strstr(werr, " (code");
-
-		errmsg__set(err, errlen, "%s: inspector closed the connection%s", method,
-		       detail ? detail : "");
-	} else if (rc == -ETIMEDOUT && others) {
-		errmsg__set(err, errlen,
-			    "%s: no reply within %d ms from %s, which sent %" PRIu64
-			    " other messages meanwhile", method, timeout_ms, s->peer, others);
-	} else if (rc == -ETIMEDOUT) {
-		errmsg__set(err, errlen, "%s: no reply within %d ms from %s", method, timeout_ms,
-			    s->peer);
-	} else {
-		errmsg__set(err, errlen, "%s: %s", method, werr);
-	}
+	fail_message(rc, method, werr, s->peer, timeout_ms, others, err, errlen);
 	return rc;
+}
+
+int inspector__wait(struct inspector_session *s, const char *method, int64_t id, int timeout_ms,
+		    json_object **result, char *err, size_t errlen)
+{
+	return wait_reply(s, method, id, ws__deadline(timeout_ms), timeout_ms, result, err, errlen);
+}
+
+int inspector__call(struct inspector_session *s, const char *method, json_object *params,
+		    int timeout_ms, json_object **result, char *err, size_t errlen)
+{
+	/* one deadline for the send and the wait */
+	int64_t deadline = ws__deadline(timeout_ms), id;
+	int rc;
+
+	if (result)
+		*result = NULL;
+	rc = inspector__send(s, method, params, timeout_ms, &id, err, errlen);
+	if (rc < 0)
+		return rc;
+	return wait_reply(s, method, id, deadline, timeout_ms, result, err, errlen);
 }

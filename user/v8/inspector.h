@@ -11,7 +11,9 @@
  *     workerd lists one target per service (id = service name, ws path
  *     "/<service>"); node lists one (id = a UUID, ws path "/<uuid>").
  *   - inspector__open() / inspector__call() / inspector__close(): one CDP
- *     session over a WebSocket (websocket.h), one request at a time.
+ *     session over a WebSocket (websocket.h), one request at a time;
+ *     inspector__send() and inspector__wait() are the call's two halves, so
+ *     that one request can go to many sessions before any reply is awaited.
  *   - Pure parsers for the fuzzer and the tests: parse_hostport,
  *     parse_http, parse_list, parse_reply.
  *
@@ -153,6 +155,18 @@ int inspector__open(const char *hostport, int netns_fd, const char *ws_path, int
  */
 int inspector__call(struct inspector_session *s, const char *method, json_object *params,
 		    int timeout_ms, json_object **result, char *err, size_t errlen);
+
+/*
+ * The two halves of inspector__call(): send the request (within
+ * timeout_ms; *id is its id, for the wait), then wait up to timeout_ms for
+ * the reply with that id, as inspector__call() does.  One request at a
+ * time per session: a wait discards every other id's reply.  method only
+ * names the call in messages.
+ */
+int inspector__send(struct inspector_session *s, const char *method, json_object *params,
+		    int timeout_ms, int64_t *id, char *err, size_t errlen);
+int inspector__wait(struct inspector_session *s, const char *method, int64_t id, int timeout_ms,
+		    json_object **result, char *err, size_t errlen);
 
 void inspector__close(struct inspector_session *s);
 

@@ -15,8 +15,12 @@
 #include "user/v8/v8capture.h"
 
 #define DEFAULT_TIMEOUT_MS 5000
-/* Building a 50 s profile of a busy isolate takes V8 a while. */
-#define STOP_TIMEOUT_MS 60000
+/*
+ * Teardown of targets that did not answer in time: they are not waited for
+ * again beyond this, all of them together.  Closing the session disables
+ * what it enabled anyway, in node and workerd, once the thread is back.
+ */
+#define TEARDOWN_TIMEOUT_MS 1000
 
 struct v8_capture *v8_capture__new(enum v8_capture_type type, uint32_t interval_us)
 {
@@ -239,62 +243,149 @@ size_t v8_capture__start(struct v8_capture *c)
 	return started;
 }
 
-size_t v8_capture__stop(struct v8_capture *c)
+int v8_capture__stop_timeout_ms(long window_ms)
 {
-	const char *method = c->type == V8_CAPTURE_HEAP ? "HeapProfiler.stopSampling"
-							: "Profiler.stop";
-	size_t got = 0;
+	long ms = window_ms / 4;
+
+	if (ms < V8_STOP_TIMEOUT_MIN_MS)
+		ms = V8_STOP_TIMEOUT_MIN_MS;
+	if (ms > V8_STOP_TIMEOUT_MAX_MS)
+		ms = V8_STOP_TIMEOUT_MAX_MS;
+	return (int)ms;
+}
+
+static const char *stop_method(const struct v8_capture *c)
+{
+	return c->type == V8_CAPTURE_HEAP ? "HeapProfiler.stopSampling" : "Profiler.stop";
+}
+
+size_t v8_capture__request_stop(struct v8_capture *c)
+{
+	size_t sent = 0;
 
 	for (size_t i = 0; i < c->ntargets; i++) {
 		struct v8_target *t = &c->targets[i];
-		struct json_object *result = NULL, *profile;
+		char why[256] = "";
+		int err;
 
-		if (!t->started || t->stopped || t->err)
+		if (!t->started || t->stopped || t->stop_id || t->err)
 			continue;
 		t->stop_ns = monotime_ns();
-		if (call(c, t, method, NULL, STOP_TIMEOUT_MS, &result))
+		err = inspector__send(t->session, stop_method(c), NULL, c->timeout_ms, &t->stop_id,
+				      why, sizeof(why));
+		if (err) {
+			target_fail(t, err, stop_method(c), why);
 			continue;
-		t->stopped = true;
-		profile = json__member(result, "profile");
-		if (!json_object_is_type(profile, json_type_object)) {
-			target_fail(t, -EBADMSG, method, "the reply holds no profile");
-		} else {
-			t->profile = json_object_get(profile);
-			got++;
 		}
+		sent++;
+	}
+	return sent;
+}
+
+/* A reply to the stop request: keep its profile. */
+static void keep_profile(struct v8_capture *c, struct v8_target *t, struct json_object *result)
+{
+	struct json_object *profile = json__member(result, "profile");
+
+	t->stopped = true;
+	if (!json_object_is_type(profile, json_type_object))
+		target_fail(t, -EBADMSG, stop_method(c), "the reply holds no profile");
+	else
+		t->profile = json_object_get(profile);
+}
+
+size_t v8_capture__collect(struct v8_capture *c, int timeout_ms)
+{
+	size_t got = 0;
+
+	/*
+	 * Each target's bound runs from its request, sent to all of them
+	 * together: the replies are awaited in parallel, and whatever the
+	 * caller did in between counts.
+	 */
+	for (size_t i = 0; i < c->ntargets; i++) {
+		struct v8_target *t = &c->targets[i];
+		uint64_t deadline = t->stop_ns + (uint64_t)timeout_ms * 1000000ull;
+		struct json_object *result = NULL;
+		uint64_t now = monotime_ns();
+		char why[320] = "";
+		int err, left_ms;
+
+		if (!t->stop_id || t->stopped || t->err)
+			continue;
+		left_ms = now < deadline ? (int)((deadline - now + 999999) / 1000000) : 0;
+		err = inspector__wait(t->session, stop_method(c), t->stop_id, left_ms, &result, why,
+				      sizeof(why));
+		t->reply_ns = monotime_ns();
+		if (err == -ETIMEDOUT) {
+			t->late = true;
+			errmsg__set(why, sizeof(why), "no reply within %.1f s of the request",
+				    (t->reply_ns - t->stop_ns) / 1e9);
+		}
+		if (err) {
+			target_fail(t, err, stop_method(c), why);
+			continue;
+		}
+		keep_profile(c, t, result);
+		got += t->profile != NULL;
+		json_object_put(result);
+	}
+	return got;
+}
+
+/*
+ * Leave the runtime as it was: nothing left running or enabled.  Every
+ * request goes out first and the replies are awaited together, so that
+ * targets that stopped answering cost TEARDOWN_TIMEOUT_MS in all, once.
+ */
+static void teardown(struct v8_capture *c)
+{
+	const char *disable = c->type == V8_CAPTURE_HEAP ? "HeapProfiler.disable"
+							 : "Profiler.disable";
+	bool late = false;
+	uint64_t deadline;
+	char why[64];
+
+	for (size_t i = 0; i < c->ntargets; i++) {
+		struct v8_target *t = &c->targets[i];
+
+		late |= t->late;
+		t->teardown_id = 0;
+		if (!t->session)
+			continue;
+		/* a stop already sent (late or not) needs no other */
+		if (t->started && !t->stopped && !t->stop_id)
+			inspector__send(t->session, stop_method(c), NULL, c->timeout_ms,
+					&t->teardown_id, why, sizeof(why));
+		if (t->enabled)
+			inspector__send(t->session, disable, NULL, c->timeout_ms, &t->teardown_id, why,
+					sizeof(why));
+	}
+	deadline = monotime_ns() +
+		   (uint64_t)(late ? TEARDOWN_TIMEOUT_MS : c->timeout_ms) * 1000000ull;
+	for (size_t i = 0; i < c->ntargets; i++) {
+		struct v8_target *t = &c->targets[i];
+		uint64_t now = monotime_ns();
+		struct json_object *result = NULL;
+
+		if (!t->teardown_id || now >= deadline)
+			continue;
+		/* the last request sent; replies to the ones before it come first */
+		inspector__wait(t->session, disable, t->teardown_id,
+				(int)((deadline - now + 999999) / 1000000), &result, why, sizeof(why));
 		if (result)
 			json_object_put(result);
 	}
-	return got;
 }
 
 void v8_capture__free(struct v8_capture *c)
 {
 	if (!c)
 		return;
+	teardown(c);
 	for (size_t i = 0; i < c->ntargets; i++) {
-		struct v8_target *t = &c->targets[i];
-		struct json_object *result = NULL;
-		char why[64];
-
-		if (t->session) {
-			/* leave the runtime as it was: nothing left running or enabled */
-			if (t->started && !t->stopped) {
-				inspector__call(t->session,
-						c->type == V8_CAPTURE_HEAP ? "HeapProfiler.stopSampling"
-									   : "Profiler.stop",
-						NULL, c->timeout_ms, &result, why, sizeof(why));
-				if (result)
-					json_object_put(result);
-			}
-			if (t->enabled)
-				inspector__call(t->session,
-						c->type == V8_CAPTURE_HEAP ? "HeapProfiler.disable"
-									   : "Profiler.disable",
-						NULL, c->timeout_ms, NULL, why, sizeof(why));
-			inspector__close(t->session);
-		}
-		free_target(t);
+		inspector__close(c->targets[i].session);
+		free_target(&c->targets[i]);
 	}
 	free(c->targets);
 	free(c);

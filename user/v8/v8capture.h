@@ -8,7 +8,9 @@
  * of the capture's type is prepared before the window:
  *   cpu   Profiler.enable, Profiler.setSamplingInterval (before start, as V8
  *         requires), then at the window's start Profiler.start, at its end
- *         Profiler.stop, then Profiler.disable;
+ *         Profiler.stop (sent to every target first, the replies awaited
+ *         together within a bound: v8_capture__stop_timeout_ms()), then
+ *         Profiler.disable;
  *   heap  HeapProfiler.enable, then HeapProfiler.startSampling (interval
  *         524288 bytes, objects collected by GC included, so the profile
  *         shows what was allocated in the window), HeapProfiler.stopSampling,
@@ -18,7 +20,10 @@
  * when the capture is freed.
  *
  * Failures are per target and never stop the others: each target keeps its
- * error text, and the caller reports it (the BPF capture goes on).
+ * error text, and the caller reports it (the BPF capture goes on).  A
+ * target that did not answer the stop in time is marked late; teardown
+ * then waits for all such targets together at most a second, and never
+ * again for their profile.
  *
  * Only loopback inspector addresses are contacted; a process whose
  * inspector listens on another address is refused.  Loopback is the
@@ -57,7 +62,12 @@ struct v8_target {
 	int err;			/* first error, 0 when none */
 	char errmsg[320];		/* what went wrong, for the user */
 	struct json_object *profile;	/* result.profile of the stop call */
-	uint64_t start_ns, stop_ns;	/* CLOCK_MONOTONIC after start / before stop */
+	/* CLOCK_MONOTONIC: after start, before the stop request, when its wait ended */
+	uint64_t start_ns, stop_ns, reply_ns;
+	int64_t stop_id;		/* the stop request's id, once sent */
+	int64_t teardown_id;		/* the last request teardown sent */
+	bool late;			/* no reply to the stop within the bound (err: -ETIMEDOUT) */
+	char late_why[512];		/* the caller's finding on why, "" when it has none */
 };
 
 struct v8_capture {
@@ -85,8 +95,30 @@ int v8_capture__add_process(struct v8_capture *c, pid_t pid, const char *hostpor
 
 /* Start every prepared target; how many started. */
 size_t v8_capture__start(struct v8_capture *c);
-/* Stop every started target and keep its profile; how many returned one. */
-size_t v8_capture__stop(struct v8_capture *c);
+
+/*
+ * The bound on waiting for V8's profile once the window is over, for a
+ * window of window_ms: a quarter of it, at least 2 s and at most 10 s.  A
+ * healthy isolate answers within a few hundred milliseconds even after a
+ * 50 s window (docs/v8-profiler.md); one that has not answered by then is
+ * blocked or busy, and waiting longer only delays isoprof's own profile.
+ */
+#define V8_STOP_TIMEOUT_MIN_MS 2000
+#define V8_STOP_TIMEOUT_MAX_MS 10000
+int v8_capture__stop_timeout_ms(long window_ms);
+
+/*
+ * Send the stop request to every started target (it only sends: each
+ * send is bounded by the per-call timeout, and a local socket takes the
+ * bytes at once); how many were sent.
+ */
+size_t v8_capture__request_stop(struct v8_capture *c);
+/*
+ * Wait up to timeout_ms in all for the replies to the stop requests, and
+ * keep each profile; how many came.  A target without a reply by then is
+ * late, with -ETIMEDOUT as its error.
+ */
+size_t v8_capture__collect(struct v8_capture *c, int timeout_ms);
 
 /*
  * The host:port to connect to for a listening address: wildcards become
