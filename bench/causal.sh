@@ -8,8 +8,10 @@
 # alternating runs of both variants (medians; the range over the pairs).
 # Then the changed variant is profiled, RUNS times each:
 #   code log   node --perf-basic-prof --interpreted-frames-native-stack
-#              --log-code --log-source-code, `isoprof record --v8` (V8's own
-#              profiler over the same window, through node's inspector)
+#              --log-code --log-source-code
+#   V8         the same with --inspect, `isoprof record --v8`: V8's own
+#              profiler through node's inspector (a run of its own: V8's
+#              sampling costs the main thread time, which lowers every share)
 #   perf map   only --perf-basic-prof --interpreted-frames-native-stack
 #   no flags   node with no V8 flag; JS named from the heap (isoprof calibrate)
 # and the function's flat share of the main thread's samples is read with
@@ -49,14 +51,14 @@ profile() {
 	rm -rf "$out"
 	mkdir -p "$out/log"
 	case $mode in
-	log) flags=($CAUSAL_FLAGS_LOG "--logfile=$out/log/v8.log" --inspect=127.0.0.1:0) ;;
-	before) flags=($CAUSAL_FLAGS_LOG "--logfile=$out/log/v8.log") ;;
+	v8) flags=($CAUSAL_FLAGS_LOG "--logfile=$out/log/v8.log" --inspect=127.0.0.1:0) ;;
+	log | before) flags=($CAUSAL_FLAGS_LOG "--logfile=$out/log/v8.log") ;;
 	map) flags=($CAUSAL_FLAGS_MAP) ;;
 	none) flags=() ;;
 	esac
 	causal_start "$cb" "$changed" "$NM" "${flags[@]}" || { echo "n/a n/a n/a"; return; }
 	pid=$CAUSAL_PID
-	if [ "$mode" = log ]; then
+	if [ "$mode" = v8 ]; then
 		port=$(sed -n 's|^Debugger listening on ws://127.0.0.1:\([0-9]*\)/.*|\1|p' "$CAUSAL_OUT" | head -1)
 		"$bin" record -q --pid "$pid" --duration-ms $((SECS * 1000)) --v8 \
 			--inspector="127.0.0.1:$port" --out-dir "$out/pb" >"$out/record.out" 2>"$out/record.err"
@@ -102,8 +104,10 @@ for c in "${CASES[@]}"; do
 	declare -a slog=() shows=() sv8=() smap=() snone=() sbefore=()
 	for ((r = 0; r < RUNS; r++)); do
 		note "causal: $cb $fn: profiles, run $((r + 1)) of $RUNS"
-		read -r s h v < <(profile "$cb" "$changed" "$fn" log)
-		slog+=("$s") shows+=("$h") sv8+=("$v")
+		read -r s h _ < <(profile "$cb" "$changed" "$fn" log)
+		slog+=("$s") shows+=("$h")
+		read -r _ _ v < <(profile "$cb" "$changed" "$fn" v8)
+		sv8+=("$v")
 		read -r s _ _ < <(profile "$cb" "$changed" "$fn" map)
 		smap+=("$s")
 		read -r s _ _ < <(profile "$cb" "$changed" "$fn" none)
@@ -135,6 +139,6 @@ echo
 echo "Shares are of node's main thread: the true share is the added cost's part of its CPU time" \
 	"(schedstat), medians of $RUNS alternating runs of each variant; a profiler's is the" \
 	"function's flat share of the main thread's samples over ${SECS} s (median, min–max over" \
-	"$RUNS runs), its inlined frames counted as pprof counts them.  V8's profiler ran over the" \
-	"code-log window.  The function's own work before the cost is in its share too, not in the truth."
+	"$RUNS runs), its inlined frames counted as pprof counts them.  V8's profiler ran in runs of" \
+	"its own.  The function's own work before the cost is in its share too, not in the truth."
 exit 0
