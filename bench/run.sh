@@ -25,9 +25,11 @@ export WORKERD
 
 if [ -n "${QUICK:-}" ]; then
 	OVH="2 2" PIPE="1 6" START="1 1" ACC="1 2" KERN="1 3" LOSS="1 3" SCALE="1 300" GCP="2 3"
+	CAUSAL="1 4 typescript:getMergedSymbol:300 acorn:fullCharCodeAtPos:10"
 else
 	OVH="6 4" PIPE="3 50" START="5 2" ACC="3 4" KERN="3 5" LOSS="2 10" SCALE="3 10 100 300 1000"
 	GCP="5 5"
+	CAUSAL="3 8"
 fi
 
 for tool in wrk perf node strace go; do
@@ -74,6 +76,7 @@ section() {
 	section "8. The V8 flags' cost to the target" flags.sh
 	section "9. The GC probes' cost to the target" gcprobe.sh $GCP
 	section "10. JS names from V8's heap: the BPF program's cost" jsnames.sh $KERN
+	section "11. Causal accuracy on real code (known cost in one function)" causal.sh $CAUSAL
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086
@@ -141,6 +144,9 @@ targets() {
 		"ratio $(fmt "$v" %.3f)" "$(holds "$v <= 1.01" | sed 's/^met$/negligible (on by default)/;s/missed/not negligible/')"
 	row "accuracy (no target)" \
 		"ground truth: $(get accuracy_gt_pp) pp median error, $(get accuracy_gt_worst_pp) pp worst; TVD to V8's profiler $(get accuracy_tvd) (alpha), $(get accuracy_tvd_beta) (beta)" \
+		"–"
+	row "causal accuracy (no target): TypeScript's getMergedSymbol with a known cost" \
+		"true share $(get causal_typescript_getMergedSymbol_truth)%; isoprof with a code log $(get causal_typescript_getMergedSymbol_log)%, V8's profiler $(get causal_typescript_getMergedSymbol_v8)%" \
 		"–"
 }
 

@@ -33,20 +33,29 @@ struct vi_code {
 	struct vi_inl *f;
 	uint32_t nf;
 	uint64_t *s;
+	uint32_t *s_fn;		/* per s[]: fns[] index when it was logged, NO_FN: none yet */
 	uint32_t ns;
 };
 
+#define NO_FN UINT32_MAX
+
 struct vi_fn {
 	uint64_t sfi;
-	size_t seq;
 	char *name;		/* "fib a.js:1:13" as the code log names it */
 };
 
 /*
- * Only the newest code entry for a start is ever looked up, and only the
- * first name logged for an SFI, so each table keeps one entry per key,
- * indexed by it: a code-move or a lookup costs the same however many
- * entries a log made.
+ * Only the newest code entry for a start is ever looked up, so the code
+ * table keeps one entry per start, indexed by it: a code-move or a lookup
+ * costs the same however many entries a log made.
+ *
+ * An SFI's address names different functions over a log's life: V8 frees
+ * the SFIs of functions it no longer needs (their script's or outer
+ * function's bytecode was flushed) and allocates new ones where they were,
+ * and moves SFIs when it compacts (sfi-move).  So fns[] keeps every name an
+ * address had, fn_tab points at its newest, and a code entry's S list is
+ * read against the names as they were when its code-source-info line came:
+ * the newest name then, not the first one ever, nor one logged later.
  */
 struct v8inline {
 	struct vi_code *codes;
@@ -71,6 +80,7 @@ static void code_release(struct vi_code *c)
 	free(c->c);
 	free(c->f);
 	free(c->s);
+	free(c->s_fn);
 }
 
 void v8inline__clear(struct v8inline *vi)
@@ -117,28 +127,56 @@ static long code_find(const struct v8inline *vi, uint64_t start, size_t *slot)
 	return index_table__lookup(&vi->code_tab, key_hash(start), code_eq, vi, &start, slot);
 }
 
-int v8inline__function(struct v8inline *vi, uint64_t sfi, const char *name, size_t len)
+/* The newest name record of sfi, or -1; *slot as index_table__lookup(). */
+static long fn_find(const struct v8inline *vi, uint64_t sfi, size_t *slot)
+{
+	return index_table__lookup(&vi->fn_tab, key_hash(sfi), fn_eq, vi, &sfi, slot);
+}
+
+/* name[len] becomes sfi's newest name (a new record: older code keeps the old one). */
+static int fn_set(struct v8inline *vi, uint64_t sfi, const char *name, size_t len)
 {
 	struct vi_fn *f;
 	size_t slot;
+	long old;
 
-	if (!sfi)
-		return 0;
-	if (vi->nfns >= UINT32_MAX - 1 || index_table__reserve(&vi->fn_tab) ||
+	if (vi->nfns >= NO_FN - 1 || index_table__reserve(&vi->fn_tab) ||
 	    array_grow(&vi->fns, &vi->fns_cap, vi->nfns + 1))
 		return -ENOMEM;
-	/* The first name logged for an SFI is the one kept. */
-	if (index_table__lookup(&vi->fn_tab, key_hash(sfi), fn_eq, vi, &sfi, &slot) >= 0)
+	old = fn_find(vi, sfi, &slot);
+	if (old >= 0 && !strncmp(vi->fns[old].name, name, len) && !vi->fns[old].name[len])
 		return 0;
 	f = &vi->fns[vi->nfns];
 	f->name = strndup(name, len);
 	if (!f->name)
 		return -ENOMEM;
 	f->sfi = sfi;
-	f->seq = vi->seq++;
-	index_table__set(&vi->fn_tab, slot, key_hash(sfi), (uint32_t)vi->nfns);
+	if (old >= 0)
+		vi->fn_tab.idx1[slot] = (uint32_t)vi->nfns + 1;
+	else
+		index_table__set(&vi->fn_tab, slot, key_hash(sfi), (uint32_t)vi->nfns);
 	vi->nfns++;
 	return 0;
+}
+
+int v8inline__function(struct v8inline *vi, uint64_t sfi, const char *name, size_t len)
+{
+	return sfi ? fn_set(vi, sfi, name, len) : 0;
+}
+
+int v8inline__sfi_move(struct v8inline *vi, uint64_t from, uint64_t to)
+{
+	size_t slot;
+	long i;
+
+	if (from == to || !to)
+		return 0;
+	i = fn_find(vi, from, &slot);
+	if (i < 0)
+		return 0;
+	/* nothing lives at from any more; code logged before keeps its names */
+	index_table__remove(&vi->fn_tab, slot);
+	return fn_set(vi, to, vi->fns[i].name, strlen(vi->fns[i].name));
 }
 
 /* A decimal of at most max at *pp, which moves past it. */
@@ -259,7 +297,8 @@ int v8inline__source_info(struct v8inline *vi, const char *p, size_t len)
 		goto bad;
 	ns = count_entries(s, e, 'S');
 	code.s = calloc(ns ? ns : 1, sizeof(*code.s));
-	if (!code.s)
+	code.s_fn = calloc(ns ? ns : 1, sizeof(*code.s_fn));
+	if (!code.s || !code.s_fn)
 		goto nomem;
 	while (s < e) {
 		uint64_t sfi;
@@ -269,6 +308,11 @@ int v8inline__source_info(struct v8inline *vi, const char *p, size_t len)
 		s += 3;
 		if (!textscan__hex(&s, e, &sfi) || code.ns == (uint32_t)ns)
 			goto bad;
+		{
+			long fn = fn_find(vi, sfi, NULL);
+
+			code.s_fn[code.ns] = fn >= 0 ? (uint32_t)fn : NO_FN;
+		}
 		code.s[code.ns++] = sfi;
 	}
 	if (vi->ncodes >= UINT32_MAX - 1 || index_table__reserve(&vi->code_tab) ||
@@ -312,6 +356,15 @@ static void code_drop(struct v8inline *vi, size_t i, size_t slot)
 	vi->ncodes--;
 }
 
+void v8inline__drop(struct v8inline *vi, uint64_t start)
+{
+	size_t slot;
+	long i = code_find(vi, start, &slot);
+
+	if (i >= 0)
+		code_drop(vi, (size_t)i, slot);
+}
+
 void v8inline__move(struct v8inline *vi, uint64_t from, uint64_t to)
 {
 	size_t slot, to_slot;
@@ -348,9 +401,10 @@ static const struct vi_code *find_code(struct v8inline *vi, uint64_t start)
 	return i >= 0 ? &vi->codes[i] : NULL;
 }
 
-static const char *find_fn(struct v8inline *vi, uint64_t sfi)
+/* The name of S entry k of code: as it was when the code was logged, else the newest. */
+static const char *find_fn(struct v8inline *vi, const struct vi_code *code, uint32_t k)
 {
-	long i = index_table__lookup(&vi->fn_tab, key_hash(sfi), fn_eq, vi, &sfi, NULL);
+	long i = code->s_fn[k] != NO_FN ? (long)code->s_fn[k] : fn_find(vi, code->s[k], NULL);
 
 	return i >= 0 ? vi->fns[i].name : NULL;
 }
@@ -456,7 +510,7 @@ int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
 		f = &code->f[id];
 		if (f->fn < 0 || (uint32_t)f->fn >= code->ns)
 			return 0;
-		raw = find_fn(vi, code->s[f->fn]);
+		raw = find_fn(vi, code, (uint32_t)f->fn);
 		if (!raw || strlen(raw) + V8NAME_BUF_EXTRA > sizeof(buf) ||
 		    v8name__parse_log("JS", "", raw, strlen(raw), &name, buf, sizeof(buf)))
 			return 0;

@@ -66,11 +66,29 @@ struct v8inline *v8inline__new(void);
 void v8inline__free(struct v8inline *vi);
 void v8inline__clear(struct v8inline *vi);
 
-/* A code-creation of a JS function: its SFI's name ("fib a.js:1:13"). */
+/*
+ * A code-creation of a JS function: its SFI's name ("fib a.js:1:13"), from
+ * now on.  An SFI address is reused by other functions over a log's life:
+ * code-source-info lines read their S entries against the names logged
+ * before them, so older code keeps the names it was logged with.
+ */
 int v8inline__function(struct v8inline *vi, uint64_t sfi, const char *name, size_t len);
 
-/* The fields of a code-source-info line (after "code-source-info,").  1 used, 0 malformed. */
+/* sfi-move: the SFI at from is at to now, under the same name.  0 or -ENOMEM. */
+int v8inline__sfi_move(struct v8inline *vi, uint64_t from, uint64_t to);
+
+/*
+ * The fields of a code-source-info line (after "code-source-info,"): the
+ * inlining of the code logged just before it.  1 used, 0 malformed.
+ */
 int v8inline__source_info(struct v8inline *vi, const char *p, size_t len);
+
+/*
+ * The code at start is gone: a code-delete, or a code-creation at start
+ * (new code, whose own code-source-info follows it; code that inlined
+ * nothing has no table, and must not inherit its predecessor's).
+ */
+void v8inline__drop(struct v8inline *vi, uint64_t start);
 
 /* code-move of a code object. */
 void v8inline__move(struct v8inline *vi, uint64_t from, uint64_t to);

@@ -298,6 +298,7 @@ static void drop_at(struct v8log *log, uint64_t start)
 
 	if (id >= 0)
 		code_index__drop(log->code, (size_t)id);
+	v8inline__drop(log->inl, start);
 }
 
 static void note_malformed(struct v8log *log)
@@ -388,7 +389,12 @@ static int ev_code_creation(struct v8log *log, const char *p, const char *end)
 	c.tag_len = (uint8_t)f[0].n;
 	memcpy(c.marker, marker.s, marker.n);
 	c.marker[marker.n] = '\0';
-	/* A creation at the start of live code replaces it (code_index.h). */
+	/*
+	 * A creation at the start of live code replaces it (code_index.h), and
+	 * the old code's inlining with it: new code that inlined nothing logs
+	 * no table of its own to replace it.
+	 */
+	v8inline__drop(log->inl, start);
 	id = code_index__add(log->code, start, size, dec, len, &c);
 	if (id < 0)
 		return -ENOMEM;
@@ -425,6 +431,19 @@ static int ev_code_move(struct v8log *log, const char *p, const char *end)
 bad:
 	note_malformed(log);
 	return 0;
+}
+
+/* sfi-move,<from>,<to>: an SFI moved by the GC; inlined frames name it by address. */
+static int ev_sfi_move(struct v8log *log, const char *p, const char *end)
+{
+	uint64_t from, to;
+	struct fld f[2];
+
+	if (split(p, end, f, 2) != 2 || !fld_hex(&f[0], &from) || !fld_hex(&f[1], &to)) {
+		note_malformed(log);
+		return 0;
+	}
+	return v8inline__sfi_move(log->inl, from, to) < 0 ? -ENOMEM : 1;
 }
 
 static int ev_code_delete(struct v8log *log, const char *p, const char *end)
@@ -637,6 +656,8 @@ static int parse_line(struct v8log *log, const char *line, size_t len)
 		ret = ev_code_move(log, rest, end);
 	else if (fld_is(&ev, "code-delete"))
 		ret = ev_code_delete(log, rest, end);
+	else if (fld_is(&ev, "sfi-move"))
+		ret = ev_sfi_move(log, rest, end);
 	else if (fld_is(&ev, "script-source"))
 		ret = ev_script_source(log, rest, end);
 	else if (fld_is(&ev, "script-details"))

@@ -37,6 +37,12 @@ if [ -z "$CHECK_ONLY" ]; then
 		WORKERD=$(bash scripts/install-workerd.sh) || { echo "cannot install workerd" >&2; exit 1; }
 	fi
 	export WORKERD
+	# Real npm codebases (tests/e2e/causal.sh), pinned, also from npm; a
+	# failed install fails the test that needs them, not the whole run.
+	if [ -z "${CODEBASES:-}" ]; then
+		CODEBASES=$(bash scripts/install-codebases.sh) || CODEBASES=
+	fi
+	export CODEBASES
 fi
 
 # A test that names a fixed path outside the repo passes only where that

@@ -223,6 +223,59 @@ static void test_many_moves(void **state)
 	v8inline__free(vi);
 }
 
+/* New code at a start without a table of its own (v8inline__drop()) inherits nothing. */
+static void test_drop(void **state)
+{
+	struct v8inline *vi = nested();
+	struct v8inline_frame frames[8], outer;
+
+	(void)state;
+	v8inline__drop(vi, 0x4000);
+	assert_int_equal(v8inline__stack(vi, 0x5000, 25, &sources, frames, 8, &outer), 2);
+	v8inline__drop(vi, 0x5000);
+	assert_int_equal(v8inline__stack(vi, 0x5000, 25, &sources, frames, 8, &outer), 0);
+	/* the next code there brings its own */
+	assert_int_equal(source_info(vi, NESTED), 1);
+	assert_int_equal(v8inline__stack(vi, 0x5000, 25, &sources, frames, 8, &outer), 2);
+	v8inline__free(vi);
+}
+
+/* An SFI address names the function it held when the code was logged. */
+static void test_sfi_reuse_and_move(void **state)
+{
+	struct v8inline *vi = nested();
+	struct v8inline_frame frames[8], outer;
+
+	(void)state;
+	/* the SFIs die and others take their addresses: 0x5000's frames keep their names */
+	add_function(vi, 0x100, "other a.js:1:1");
+	add_function(vi, 0x200, "other2 a.js:1:1");
+	assert_int_equal(v8inline__stack(vi, 0x5000, 25, &sources, frames, 8, &outer), 2);
+	assert_string_equal(frames[0].function, "inner");
+	assert_string_equal(frames[1].function, "mid");
+	/* code logged now names the new ones */
+	assert_int_equal(source_info(vi, "0x9000,7,0,100,C0O1C4O12I0,F0O6,S0x100"), 1);
+	assert_int_equal(v8inline__stack(vi, 0x9000, 25, &sources, frames, 8, &outer), 1);
+	assert_string_equal(frames[0].function, "other");
+	/* a moved SFI keeps its name at its new address, and leaves none behind */
+	assert_int_equal(v8inline__sfi_move(vi, 0x100, 0x300), 0);
+	assert_int_equal(source_info(vi, "0xa000,7,0,100,C0O1C4O12I0,F0O6,S0x300"), 1);
+	assert_int_equal(v8inline__stack(vi, 0xa000, 25, &sources, frames, 8, &outer), 1);
+	assert_string_equal(frames[0].function, "other");
+	assert_int_equal(source_info(vi, "0xb000,7,0,100,C0O1C4O12I0,F0O6,S0x100"), 1);
+	assert_int_equal(v8inline__stack(vi, 0xb000, 25, &sources, frames, 8, &outer), 0);
+	/* a function logged after the code that inlined it is found at lookup */
+	add_function(vi, 0x100, "late a.js:3:1");
+	assert_int_equal(v8inline__stack(vi, 0xb000, 25, &sources, frames, 8, &outer), 1);
+	assert_string_equal(frames[0].function, "late");
+	/* the same name again adds nothing; moves from nowhere or onto itself change nothing */
+	add_function(vi, 0x100, "late a.js:3:1");
+	assert_int_equal(v8inline__sfi_move(vi, 0x777, 0x888), 0);
+	assert_int_equal(v8inline__sfi_move(vi, 0x300, 0x300), 0);
+	assert_int_equal(v8inline__stack(vi, 0xa000, 25, &sources, frames, 8, &outer), 1);
+	v8inline__free(vi);
+}
+
 /* Line starts: a position's line is found by binary search; a NUL or a final newline counts. */
 static void test_line_starts(void **state)
 {
@@ -297,6 +350,8 @@ int main(void)
 		cmocka_unit_test(test_without_sources),
 		cmocka_unit_test(test_move_and_newest),
 		cmocka_unit_test(test_many_moves),
+		cmocka_unit_test(test_drop),
+		cmocka_unit_test(test_sfi_reuse_and_move),
 		cmocka_unit_test(test_line_starts),
 		cmocka_unit_test(test_unknown_and_malformed),
 	};

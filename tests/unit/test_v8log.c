@@ -314,7 +314,7 @@ static void test_events(void **state)
 
 	v8log__stats(log, &st);
 	assert_int_equal(st.lines, 20);
-	assert_int_equal(st.events, 16); /* code-source-info counts: it feeds v8inline */
+	assert_int_equal(st.events, 17); /* code-source-info and sfi-move count: they feed v8inline */
 	assert_int_equal(st.scripts, 2);
 	assert_int_equal(st.unmatched_moves, 0);
 	v8log__free(log);
@@ -879,6 +879,84 @@ static void test_inline_stack(void **state)
 	v8log__free(log);
 }
 
+/*
+ * Code addresses are reused: node 20 running TypeScript's checker logged
+ * TurboFan code of scanIdentifier (inlining scanner helpers) at one start,
+ * and later, at the same start, the interpreter entry of
+ * checkGrammarVariableDeclaration, whose code-source-info has no inlining.
+ * A pc there is in checkGrammarVariableDeclaration alone: the older
+ * code's inlined frames would put scanner functions on top of it, a call
+ * the source does not have.  (Lines as logged, their C lists cut short.)
+ */
+static void test_inline_reused_start(void **state)
+{
+	static const char text[] =
+		"code-creation,JS,3,1000,0x7efdb7000100,200,isIdentifierPart t.js:1:10,0x3e92da107010,~\n"
+		"code-creation,JS,13,889411,0x7efdb78c8880,2740,scanIdentifier t.js:3:28,"
+		"0x3e92da107078,*\n"
+		"code-source-info,0x7efdb78c8880,82,40,80,C0O40C81O12I0C122O14I0C214O45,F0O44,"
+		"S0x3e92da107010\n"
+		"code-creation,JS,2,2396317,0x7efdb78c8880,888,checkGrammarVariableDeclaration "
+		"t.js:9:45,0x3641afa9a458,~\n"
+		"code-source-info,0x7efdb78c8880,82,4496764,4499191,,,\n";
+	struct v8inline_frame frames[4], outer;
+	struct v8log *log;
+	(void)state;
+
+	log = parse(text);
+	assert_int_equal(v8log__inline_stack(log, 0x7efdb78c8880, 130, frames, 4, &outer), 0);
+	v8log__free(log);
+
+	/* the table holds while the code lives, and a code-delete ends it */
+	log = parse("code-creation,JS,3,1000,0x7efdb7000100,200,isIdentifierPart t.js:1:10,"
+		    "0x3e92da107010,~\n"
+		    "code-creation,JS,13,889411,0x7efdb78c8880,2740,scanIdentifier t.js:3:28,"
+		    "0x3e92da107078,*\n"
+		    "code-source-info,0x7efdb78c8880,82,40,80,C0O40C81O12I0C122O14I0C214O45,F0O44,"
+		    "S0x3e92da107010\n");
+	assert_int_equal(v8log__inline_stack(log, 0x7efdb78c8880, 130, frames, 4, &outer), 1);
+	assert_string_equal(frames[0].function, "isIdentifierPart");
+	v8log__parse_buf(log, "code-delete,0x7efdb78c8880\n", 27);
+	assert_int_equal(v8log__inline_stack(log, 0x7efdb78c8880, 130, frames, 4, &outer), 0);
+	v8log__free(log);
+}
+
+/*
+ * SFI addresses are reused too (V8 frees the SFIs of flushed functions and
+ * allocates new ones in their place) and moved (sfi-move): an inlined
+ * frame is named by its SFI as it was when its code was logged.  Naming it
+ * by the first function ever logged at that address charged a hot inlined
+ * function's time to one that never ran there.
+ */
+static void test_inline_reused_sfi(void **state)
+{
+	static const char text[] =
+		/* the first function at SFI 0xb1, its code, then the SFI is reused */
+		"code-creation,JS,3,10,0x1000,100,isArrayOrTupleType t.js:1:1,0xb1,~\n"
+		"code-creation,JS,3,20,0x2000,100,getNodeLinks t.js:2:1,0xb2,~\n"
+		"code-creation,JS,13,30,0x3000,500,checkIt t.js:3:1,0xb2,*\n"
+		"code-source-info,0x3000,8,0,80,C0O0C20O5I0C40O9,F0O7,S0xb1\n"
+		"code-creation,JS,3,40,0x4000,100,getMergedSymbol t.js:4:1,0xb1,~\n"
+		"code-creation,JS,13,50,0x5000,500,getSymbolOfDeclaration t.js:5:1,0xb3,*\n"
+		"code-source-info,0x5000,8,0,80,C0O0C20O5I0C40O9,F0O7,S0xb1\n"
+		/* getMergedSymbol moves; code logged after names it at its new address */
+		"sfi-move,0xb1,0xc1\n"
+		"code-creation,JS,13,60,0x6000,500,resolveEntityName t.js:6:1,0xb4,*\n"
+		"code-source-info,0x6000,8,0,80,C0O0C20O5I0C40O9,F0O7,S0xc1\n";
+	struct v8inline_frame frames[4], outer;
+	struct v8log *log = parse(text);
+	(void)state;
+
+	assert_int_equal(v8log__inline_stack(log, 0x3000, 25, frames, 4, &outer), 1);
+	assert_string_equal(frames[0].function, "isArrayOrTupleType");
+	assert_int_equal(v8log__inline_stack(log, 0x5000, 25, frames, 4, &outer), 1);
+	assert_string_equal(frames[0].function, "getMergedSymbol");
+	assert_int_equal(v8log__inline_stack(log, 0x6000, 25, frames, 4, &outer), 1);
+	assert_string_equal(frames[0].function, "getMergedSymbol");
+	assert_int_equal(v8log__malformed(log), 0);
+	v8log__free(log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -886,6 +964,8 @@ int main(void)
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_inline_stack),
+		cmocka_unit_test(test_inline_reused_start),
+		cmocka_unit_test(test_inline_reused_sfi),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_moves_and_overlaps),

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Benchmark 11, causal accuracy on real code.
+# node 20 runs a large real npm codebase (TypeScript's checker; acorn's
+# parser: scripts/install-codebases.sh pins them) in a steady loop, in a
+# copy where one function first does COST steps of an integer hash
+# (tests/fixtures/causal/patch.js).  The truth: the cost's share of the
+# main thread's CPU time, (T_changed - T_unchanged) / T_changed, from
+# alternating runs of both variants (medians; the range over the pairs).
+# Then the changed variant is profiled, RUNS times each:
+#   code log   node --perf-basic-prof --interpreted-frames-native-stack
+#              --log-code --log-source-code
+#   V8         the same with --inspect, `isoprof record --v8`: V8's own
+#              profiler through node's inspector (a run of its own: V8's
+#              sampling costs the main thread time, which lowers every share)
+#   perf map   only --perf-basic-prof --interpreted-frames-native-stack
+#   no flags   node with no V8 flag; JS named from the heap (isoprof calibrate)
+# and the function's flat share of the main thread's samples is read with
+# `isoprof top` (pprof's numbers; its inlined frames count).  "inlined" is how
+# pprof marks the function in the code-log profile: inline (every sample in
+# code that inlined it), partial, no.  ISOPROF_BEFORE=path/to/isoprof adds a
+# code-log column for that binary (a before/after comparison).
+# Prints a markdown section.
+#   bench/causal.sh [RUNS] [SECONDS] [CASE...]   CASE: codebase:function:cost
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+. "$TOP/tests/fixtures/causal/causal-lib.sh"
+RUNS=${1:-3}
+SECS=${2:-8}
+shift 2 2>/dev/null || shift $#
+CASES=("$@")
+[ ${#CASES[@]} -gt 0 ] || CASES=(
+	typescript:getMergedSymbol:300
+	typescript:isArrayOrTupleType:300
+	acorn:fullCharCodeAtPos:10
+	acorn:isIdentifierChar:10
+	acorn:readWord1:300
+)
+BEFORE=${ISOPROF_BEFORE:-}
+
+WORK=$(mktemp -d /tmp/isoprof-bench.XXXXXX)
+trap 'causal_stop; kill $(jobs -p) 2>/dev/null; rm -rf "$WORK"' EXIT
+NM=$(bash "$TOP/scripts/install-codebases.sh") || { echo "causal: cannot install the codebases"; exit 1; }
+STATE=$WORK/state
+"$ISOPROF" calibrate --state-dir "$STATE" "$(command -v node)" >"$WORK/calibrate.out" 2>&1 ||
+	note "causal: calibrate failed, no-flags column is n/a: $(tail -1 "$WORK/calibrate.out")"
+
+# profile CODEBASE CHANGED FN MODE [BINARY]: prints "SHARE HOW [V8SHARE]"
+profile() {
+	local cb=$1 changed=$2 fn=$3 mode=$4 bin=${5:-$ISOPROF} out=$WORK/p-$4 port pid files
+	local -a flags=()
+	rm -rf "$out"
+	mkdir -p "$out/log"
+	case $mode in
+	v8) flags=($CAUSAL_FLAGS_LOG "--logfile=$out/log/v8.log" --inspect=127.0.0.1:0) ;;
+	log | before) flags=($CAUSAL_FLAGS_LOG "--logfile=$out/log/v8.log") ;;
+	map) flags=($CAUSAL_FLAGS_MAP) ;;
+	none) flags=() ;;
+	esac
+	causal_start "$cb" "$changed" "$NM" "${flags[@]}" || { echo "n/a n/a n/a"; return; }
+	pid=$CAUSAL_PID
+	if [ "$mode" = v8 ]; then
+		port=$(sed -n 's|^Debugger listening on ws://127.0.0.1:\([0-9]*\)/.*|\1|p' "$CAUSAL_OUT" | head -1)
+		"$bin" record -q --pid "$pid" --duration-ms $((SECS * 1000)) --v8 \
+			--inspector="127.0.0.1:$port" --out-dir "$out/pb" >"$out/record.out" 2>"$out/record.err"
+	else
+		"$bin" record -q --pid "$pid" --duration-ms $((SECS * 1000)) --state-dir "$STATE" \
+			--out-dir "$out/pb" >"$out/record.out" 2>"$out/record.err"
+	fi
+	causal_stop
+	files=$(ls "$out"/pb/*-cpu.pb.gz 2>/dev/null | grep -v -- '-v8-cpu.pb.gz$')
+	# shellcheck disable=SC2086
+	if [ -z "$files" ] || ! causal_main_thread "$out/main.pb.gz" "$pid" $files; then
+		note "causal: $cb $fn $mode: no profile: $(tail -2 "$out/record.err")"
+		echo "n/a n/a n/a"
+		return
+	fi
+	read -r share how < <(causal_share "$out/main.pb.gz" "$fn")
+	v8=n/a
+	files=$(ls "$out"/pb/*-v8-cpu.pb.gz 2>/dev/null | head -1)
+	[ -n "$files" ] && read -r v8 _ < <(causal_share "$files" "$fn")
+	echo "$share $how $v8"
+}
+
+# cell VALUES...: "median (min–max)", or the one value
+cell() {
+	local m s
+	m=$(echo "$@" | tr ' ' '\n' | grep -v n/a | median)
+	s=$(echo "$@" | tr ' ' '\n' | grep -v n/a | spread)
+	[ "$m" = n/a ] && { echo n/a; return; }
+	[ $# -gt 1 ] && echo "$m ($s)" || echo "$m"
+}
+
+rows=()
+for c in "${CASES[@]}"; do
+	IFS=: read -r cb fn cost <<<"$c"
+	changed=$WORK/changed-$cb-$fn
+	if ! causal_variant "$NM" "$changed" "$cb" "$fn" "$cost"; then
+		note "causal: cannot patch $cb $fn"
+		continue
+	fi
+	case $cb in typescript) iters=5 ;; *) iters=8 ;; esac
+	note "causal: $cb $fn: truth ($RUNS alternating runs of each variant)"
+	read -r truth lo hi tu tc < <(causal_truth "$NM" "$changed" "$cb" "$RUNS" "$iters")
+	declare -a slog=() shows=() sv8=() smap=() snone=() sbefore=()
+	for ((r = 0; r < RUNS; r++)); do
+		note "causal: $cb $fn: profiles, run $((r + 1)) of $RUNS"
+		read -r s h _ < <(profile "$cb" "$changed" "$fn" log)
+		slog+=("$s") shows+=("$h")
+		read -r _ _ v < <(profile "$cb" "$changed" "$fn" v8)
+		sv8+=("$v")
+		read -r s _ _ < <(profile "$cb" "$changed" "$fn" map)
+		smap+=("$s")
+		read -r s _ _ < <(profile "$cb" "$changed" "$fn" none)
+		snone+=("$s")
+		if [ -n "$BEFORE" ]; then
+			read -r s _ _ < <(profile "$cb" "$changed" "$fn" before "$BEFORE")
+			sbefore+=("$s")
+		fi
+	done
+	how=$(printf '%s\n' "${shows[@]}" | sort | uniq -c |
+		awk -v runs="$RUNS" '{ printf "%s%s %d/%d", (NR > 1 ? ", " : ""), $2, $1, runs }')
+	row="| $cb | \`$fn\` | $cost | ${truth:-n/a} (${lo:-?}–${hi:-?}) | $how | $(cell "${slog[@]}")"
+	[ -n "$BEFORE" ] && row+=" | $(cell "${sbefore[@]}")"
+	row+=" | $(cell "${smap[@]}") | $(cell "${snone[@]}") | $(cell "${sv8[@]}") |"
+	rows+=("$row")
+	summary "causal_${cb}_${fn}_truth" "${truth:-n/a}"
+	summary "causal_${cb}_${fn}_log" "$(echo "${slog[@]}" | median)"
+	summary "causal_${cb}_${fn}_v8" "$(echo "${sv8[@]}" | median)"
+	note "causal: $row"
+done
+
+head="| codebase | function | cost (steps) | true share % (pairs) | inlined (runs) | isoprof, code log %"
+sep="|---|---|---|---|---|---"
+[ -n "$BEFORE" ] && head+=" | isoprof before, code log %" && sep+="|---"
+echo "$head | isoprof, perf map only % | isoprof, no flags % | V8's profiler % |"
+echo "$sep|---|---|---|"
+printf '%s\n' "${rows[@]}"
+echo
+echo "Shares are of node's main thread: the true share is the added cost's part of its CPU time" \
+	"(schedstat), medians of $RUNS alternating runs of each variant; a profiler's is the" \
+	"function's flat share of the main thread's samples over ${SECS} s (median, min–max over" \
+	"$RUNS runs), its inlined frames counted as pprof counts them.  V8's profiler ran in runs of" \
+	"its own.  The function's own work before the cost is in its share too, not in the truth."
+exit 0
