@@ -60,7 +60,7 @@ profile() {
 	pid=$CAUSAL_PID
 	if [ "$mode" = v8 ]; then
 		port=$(sed -n 's|^Debugger listening on ws://127.0.0.1:\([0-9]*\)/.*|\1|p' "$CAUSAL_OUT" | head -1)
-		"$bin" record -q --pid "$pid" --duration-ms $((SECS * 1000)) --v8 \
+		"$bin" record -q --pid "$pid" --duration-ms $((SECS * 1000)) --v8 --state-dir "$STATE" \
 			--inspector="127.0.0.1:$port" --out-dir "$out/pb" >"$out/record.out" 2>"$out/record.err"
 	else
 		"$bin" record -q --pid "$pid" --duration-ms $((SECS * 1000)) --state-dir "$STATE" \

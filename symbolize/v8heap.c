@@ -119,31 +119,58 @@ static bool is_string_type(const struct v8_layout *l, uint32_t type)
 	return type < l->string_type_limit;
 }
 
-int v8heap__read_string(pid_t pid, const struct v8_layout *l, uint64_t obj, char *buf,
-			size_t buf_len, size_t max, bool *one_byte_out)
+/* Cons strings nest; names V8 infers are a few parts ("a" "." "b"). */
+#define CONS_DEPTH_MAX 16
+#define CONS_PARTS_MAX 64	/* strings read for one name, whatever the tree's shape */
+
+/*
+ * The string at obj appended to buf at *pos as UTF-8; *left characters may
+ * still be read (-E2BIG past it).  A cons string is its two halves.
+ */
+static int append_string(pid_t pid, const struct v8_layout *l, uint64_t obj, char *buf,
+			 size_t buf_len, size_t *pos, size_t *left, bool *one_byte_out, int depth,
+			 int *parts)
 {
 	uint16_t units[V8HEAP_NAME_MAX];
 	uint32_t type, length;
-	size_t pos = 0;
 	bool one_byte;
 	int err;
 
-	if (!buf_len)
-		return -EINVAL;
-	buf[0] = 0;
+	if (--*parts < 0)
+		return -E2BIG;
 	err = v8heap__instance_type(pid, l, obj, &type);
 	if (err)
 		return err;
-	if (!is_string_type(l, type) || (type & l->string_repr_mask))
+	if (!is_string_type(l, type))
+		return -EINVAL;
+	if (l->string_cons_tag && (type & l->string_repr_mask) == l->string_cons_tag) {
+		uint64_t half;
+
+		if (depth >= CONS_DEPTH_MAX)
+			return -E2BIG;
+		for (int i = 0; i < 2; i++) {
+			err = v8heap__read_word(pid, l, obj + l->string_chars + i * l->tagged_size,
+						&half);
+			half = err ? 0 : v8heap__decompress(l, obj, half);
+			if (!half)
+				return err ? err : -EINVAL;
+			err = append_string(pid, l, half, buf, buf_len, pos, left, one_byte_out,
+					    depth + 1, parts);
+			if (err)
+				return err;
+		}
+		return 0;
+	}
+	if (type & l->string_repr_mask)
 		return -EINVAL;
 	err = procmem__read(pid, obj + l->string_length, &length, sizeof(length));
 	if (err)
 		return err;
-	if (max > V8HEAP_NAME_MAX)
-		max = V8HEAP_NAME_MAX;
-	if (length > max)
+	if (length > *left)
 		return -E2BIG;
+	*left -= length;
 	one_byte = type & l->string_one_byte_bit;
+	*one_byte_out &= one_byte;
 	err = procmem__read(pid, obj + l->string_chars, units, length * (one_byte ? 1 : 2));
 	if (err)
 		return err;
@@ -158,13 +185,31 @@ int v8heap__read_string(pid_t pid, const struct v8_layout *l, uint64_t obj, char
 		} else if (!one_byte && cp >= 0xd800 && cp < 0xe000) {
 			cp = 0xfffd;
 		}
-		if (pos + 5 > buf_len) {
-			buf[pos] = 0;
+		if (*pos + 5 > buf_len) {
+			buf[*pos] = 0;
 			return -E2BIG;
 		}
-		pos += put_utf8(buf + pos, cp);
+		*pos += put_utf8(buf + *pos, cp);
 	}
-	buf[pos] = 0;
+	buf[*pos] = 0;
+	return 0;
+}
+
+int v8heap__read_string(pid_t pid, const struct v8_layout *l, uint64_t obj, char *buf,
+			size_t buf_len, size_t max, bool *one_byte_out)
+{
+	size_t pos = 0, left = max > V8HEAP_NAME_MAX ? V8HEAP_NAME_MAX : max;
+	bool one_byte = true;
+	int parts = CONS_PARTS_MAX, err;
+
+	if (!buf_len)
+		return -EINVAL;
+	buf[0] = 0;
+	err = append_string(pid, l, obj, buf, buf_len, &pos, &left, &one_byte, 0, &parts);
+	if (err) {
+		buf[0] = 0;
+		return err;
+	}
 	if (one_byte_out)
 		*one_byte_out = one_byte;
 	return 0;
@@ -234,11 +279,20 @@ static int scope_info_name(struct v8heap *h, uint64_t scope, char *buf, size_t l
 	if (err)
 		return err;
 	name = v8heap__decompress(l, scope, word);
-	if (!name) {
-		buf[0] = 0;
-		return 0;
+	buf[0] = 0;
+	if (name) {
+		err = v8heap__read_string(h->pid, l, name, buf, len, V8HEAP_NAME_MAX, NULL);
+		if (err)
+			return err;
 	}
-	return v8heap__read_string(h->pid, l, name, buf, len, V8HEAP_NAME_MAX, NULL);
+	/* no name of its own: the one V8 inferred ("Proto.method"), as its profiler shows */
+	if (buf[0] || !l->scope_info_inferred_delta || c >= l->scope_info_name_hashed_from)
+		return 0;
+	word = field(h, scope, (index + l->scope_info_inferred_delta) * l->tagged_size, &err);
+	name = err ? 0 : v8heap__decompress(l, scope, word);
+	if (!name || v8heap__read_string(h->pid, l, name, buf, len, V8HEAP_NAME_MAX, NULL))
+		buf[0] = 0;
+	return 0;
 }
 
 static int line_table(struct v8heap *h, uint64_t script, struct script_lines **out);

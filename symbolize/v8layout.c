@@ -79,6 +79,8 @@ static const struct field fields[] = {
 	FIELD(string_one_byte_bit, FIELD_HEX, 0),
 	FIELD(builtins_offset, FIELD_HEX, 0),
 	FIELD(builtins_size, FIELD_HEX, 0),
+	FIELD(scope_info_inferred_delta, FIELD_DEC, 0),
+	FIELD(string_cons_tag, FIELD_HEX, 0),
 	FIELD(code_alignment, FIELD_DEC, 0),
 	FIELD(istream_instructions, FIELD_DEC, CHECK_OFFSET),
 	FIELD(istream_code, FIELD_DEC, CHECK_OFFSET | CHECK_TAGGED),
@@ -270,6 +272,13 @@ int v8layout__check(const struct v8_layout *l, char *err, size_t err_len)
 	if (!l->string_repr_mask || l->string_repr_mask >= INSTANCE_TYPE_LIMIT) {
 		errmsg__set(err, err_len, "string_repr_mask 0x%x: not 1 to 0x%x",
 			    l->string_repr_mask, INSTANCE_TYPE_LIMIT - 1);
+		return -EINVAL;
+	}
+	if (l->scope_info_inferred_delta > 8 || l->string_cons_tag > l->string_repr_mask ||
+	    (l->string_cons_tag & ~l->string_repr_mask)) {
+		errmsg__set(err, err_len, "scope_info_inferred_delta %u, string_cons_tag 0x%x: a delta "
+			    "up to 8 words, a tag within string_repr_mask",
+			    l->scope_info_inferred_delta, l->string_cons_tag);
 		return -EINVAL;
 	}
 	if (check_code(l, err, err_len))

@@ -111,6 +111,17 @@ struct v8_layout {
 	uint32_t builtins_size;
 
 	/*
+	 * A function with no name of its own (`obj.method = function () {}`)
+	 * has the name V8 inferred for it in its ScopeInfo, this many words
+	 * after the name's; 0: not learnt.  Inferred names are often cons
+	 * strings: type & string_repr_mask == string_cons_tag (0: not learnt),
+	 * the two halves tagged fields at string_chars and string_chars +
+	 * tagged_size.
+	 */
+	uint32_t scope_info_inferred_delta;
+	uint32_t string_cons_tag;
+
+	/*
 	 * Optimized code objects, for the functions they inlined
 	 * (symbolize/v8code.h).  code_alignment 0: not learnt, every other
 	 * code_ field then 0 and unused.

@@ -432,6 +432,79 @@ static void test_scope_info_name(void **state)
 	v8heap__free(h);
 }
 
+/* A cons string of two halves, as V8 builds inferred names. */
+static uint64_t cons_new(struct heap *hp, uint64_t first, uint64_t second, uint32_t length)
+{
+	uint64_t s = obj_new(hp, hp->l.string_chars + 2 * (size_t)hp->l.tagged_size);
+
+	put_ptr(hp, s, 0, hp->cons);
+	memcpy(at(s + hp->l.string_length), &length, sizeof(length));
+	put_ptr(hp, s, hp->l.string_chars, first);
+	put_ptr(hp, s, hp->l.string_chars + hp->l.tagged_size, second);
+	return s;
+}
+
+/*
+ * A function without a name of its own is named as V8 inferred it
+ * ("holder.method", a cons string) from the word the layout says.
+ */
+static void test_inferred_name(void **state)
+{
+	struct heap *hp = heap_of(state);
+	const struct v8_layout *l = &hp->l;
+	uint32_t index = name_index(l, 1, false);
+	uint64_t scope, sfi, name, deep;
+	struct v8heap_function fn;
+	struct v8heap *h;
+
+	name = cons_new(hp, cons_new(hp, one_byte(hp, "holder"), one_byte(hp, "."), 7),
+			one_byte(hp, "method"), 13);
+	scope = obj_new(hp, (size_t)(index + 4) * l->tagged_size);
+	put_ptr(hp, scope, 0, hp->scope_info);
+	put_smi(hp, scope, l->scope_info_flags, 0);
+	put_smi(hp, scope, l->scope_info_context_locals, 1);
+	put_smi(hp, scope, l->scope_info_start, 0);
+	put_ptr(hp, scope, index * l->tagged_size, one_byte(hp, ""));
+	put_ptr(hp, scope, (index + 1) * l->tagged_size, one_byte(hp, "decoy"));
+	put_ptr(hp, scope, (index + 2) * l->tagged_size, name);
+	sfi = sfi_new(hp, scope, 0);
+
+	/* a layout that has not learnt inferred names: anonymous, as before */
+	h = reader(hp);
+	assert_int_equal(v8heap__function(h, sfi, &fn), 0);
+	assert_string_equal(fn.name, "");
+	v8heap__free(h);
+
+	hp->l.scope_info_inferred_delta = 2;
+	hp->l.string_cons_tag = TYPE_CONS_ONE_BYTE & 0x7;
+	h = reader(hp);
+	assert_int_equal(v8heap__function(h, sfi, &fn), 0);
+	assert_string_equal(fn.name, "holder.method");
+
+	/* a name of its own wins over the inferred one */
+	put_ptr(hp, scope, index * l->tagged_size, one_byte(hp, "own"));
+	assert_int_equal(v8heap__function(h, sfi_new(hp, scope, 0), &fn), 0);
+	assert_string_equal(fn.name, "own");
+
+	/* a cons string nested past the depth bound, or one that loops: no name */
+	deep = one_byte(hp, "x");
+	for (int i = 0; i < 20; i++)
+		deep = cons_new(hp, deep, one_byte(hp, "y"), (uint32_t)i + 2);
+	put_ptr(hp, scope, index * l->tagged_size, one_byte(hp, ""));
+	put_ptr(hp, scope, (index + 2) * l->tagged_size, deep);
+	assert_int_equal(v8heap__function(h, sfi_new(hp, scope, 0), &fn), 0);
+	assert_string_equal(fn.name, "");
+	name = cons_new(hp, 0, 0, 2);
+	put_ptr(hp, name, l->string_chars, name);
+	put_ptr(hp, name, l->string_chars + l->tagged_size, name);
+	put_ptr(hp, scope, (index + 2) * l->tagged_size, name);
+	assert_int_equal(v8heap__function(h, sfi_new(hp, scope, 0), &fn), 0);
+	assert_string_equal(fn.name, "");
+	v8heap__free(h);
+	hp->l.scope_info_inferred_delta = 0;
+	hp->l.string_cons_tag = 0;
+}
+
 static void test_two_byte(void **state)
 {
 	/* g o U+1F600, a lone high surrogate before x, a lone low one, é, 中, a high one last */
@@ -699,7 +772,7 @@ int main(void)
 		BOTH(test_string_name),	BOTH(test_scope_info_name),
 		BOTH(test_two_byte),	BOTH(test_script_position),
 		BOTH(test_not_sfi),	BOTH(test_refused_names),
-		BOTH(test_cache),
+		BOTH(test_cache),	BOTH(test_inferred_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

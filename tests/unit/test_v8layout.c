@@ -58,6 +58,8 @@ static void valid_layout(struct v8_layout *l)
 	l->string_one_byte_bit = 0x8;
 	l->builtins_offset = 0x1c40000;
 	l->builtins_size = 0x2e1b34;
+	l->scope_info_inferred_delta = 2;
+	l->string_cons_tag = 1;
 	l->code_alignment = 64;
 	l->istream_instructions = 16;
 	l->istream_code = 4;
@@ -212,6 +214,8 @@ static void test_lenient(void **state)
 				   "string_repr_mask 7\n"
 				   "builtins_offset 0x1c40000\n"
 				   "builtins_size 3021620\n"
+				   "scope_info_inferred_delta 2\n"
+				   "string_cons_tag 0x1\n"
 				   "code_alignment 64\n"
 				   "istream_instructions 16\n"
 				   "istream_code 4\n"
@@ -322,7 +326,7 @@ static void test_parse_errors(void **state)
 	format_valid(buf, sizeof(buf));
 	n = strlen(buf);
 	snprintf(buf + n, sizeof(buf) - n, "new_field_of_isoprof_2 4\n");
-	expect_error(buf, "line 54: unknown key \"new_field_of_isoprof_2\"", "a newer field");
+	expect_error(buf, "line 56: unknown key \"new_field_of_isoprof_2\"", "a newer field");
 
 	/* line shapes */
 	expect_line_error("fn_sfi", "fn_sfi", "fn_sfi: no value");

@@ -102,6 +102,8 @@ static int print_json(const struct calibrate_env *env, const struct calibration_
 			       json_object_new_int64((int64_t)c->max_context_locals));
 	err = err ?: json__put(o, "v8dbg_compared", json_object_new_int64((int64_t)r->v8dbg_compared));
 	err = err ?: json__put(o, "v8dbg_agreed", json_object_new_int64((int64_t)r->v8dbg_agreed));
+	err = err ?: json__put(o, "inferred_names",
+			       json_object_new_boolean(r->layout.scope_info_inferred_delta != 0));
 	err = err ?: json__put(o, "code_objects_learnt",
 			       json_object_new_boolean(r->layout.code_alignment != 0));
 	err = err ?: json__put(o, "code_objects_checked",
@@ -167,6 +169,8 @@ int cmd_calibrate(int argc, char **argv)
 	       "perf map does (scripts %zu, lines %zu)\n",
 	       r.samples, r.js_frames, r.report.observations, r.report.agree_name, r.report.checked,
 	       r.report.agree_script, r.report.agree_line);
+	printf("  inferred names (obj.method = function ...): %s\n",
+	       r.layout.scope_info_inferred_delta ? "read from the ScopeInfo" : "not found");
 	if (r.v8dbg_compared)
 		printf("  agrees with the binary's v8dbg_ symbols on %zu of %zu fields\n",
 		       r.v8dbg_agreed, r.v8dbg_compared);

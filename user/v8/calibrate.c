@@ -683,6 +683,76 @@ static int check_layout(struct calib *c, struct obs *o, size_t n, const struct v
 	return 0;
 }
 
+/*
+ * Functions with no name of their own (`holder.method = function () {}`):
+ * the perf map shows the name V8 inferred ("holder.method"), kept in the
+ * ScopeInfo a few words after the name, often as a cons string.  Which
+ * word, and the cons tag, are what the observations with such names agree
+ * on; none seen leaves both 0 (names then as before: anonymous).
+ */
+static int learn_inferred(struct calib *c, struct obs *o, size_t n, struct v8_layout *l)
+{
+	enum { MAX_DELTA = 4, TAGS = 8 };
+	size_t votes[MAX_DELTA + 1][TAGS] = { { 0 } }, best = 0;
+	char name[V8HEAP_NAME_MAX * 4 + 1];
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t word, scope, obj;
+		uint32_t type, index;
+		int64_t locals;
+
+		if (!o[i].sfi || !strchr(o[i].in->name, '.') ||
+		    v8heap__read_word(c->pid, l, o[i].sfi + l->sfi_name_or_scope_info, &word))
+			continue;
+		scope = v8heap__decompress(l, o[i].sfi, word);
+		if (!scope || v8heap__instance_type(c->pid, l, scope, &type) ||
+		    type != l->scope_info_type ||
+		    v8heap__read_word(c->pid, l, scope + l->scope_info_context_locals, &word) ||
+		    !v8heap__smi(l, word, &locals) || locals < 0 ||
+		    locals >= l->scope_info_name_hashed_from)
+			continue;
+		index = l->scope_info_name_base + l->scope_info_name_stride * (uint32_t)locals;
+		for (uint32_t d = 1; d <= MAX_DELTA; d++) {
+			struct v8_layout t = *l;
+			uint32_t repr;
+
+			if (v8heap__read_word(c->pid, l, scope + (index + d) * l->tagged_size, &word))
+				continue;
+			obj = v8heap__decompress(l, scope, word);
+			if (!obj || v8heap__instance_type(c->pid, l, obj, &type) ||
+			    type >= l->string_type_limit)
+				continue;
+			repr = type & l->string_repr_mask;
+			if (repr >= TAGS)
+				continue;
+			t.string_cons_tag = repr;
+			if (!v8heap__read_string(c->pid, &t, obj, name, sizeof(name), V8HEAP_NAME_MAX,
+						 NULL) &&
+			    !strcmp(name, o[i].in->name))
+				votes[d][repr]++;
+		}
+	}
+	for (uint32_t d = 1; d <= MAX_DELTA; d++) {
+		size_t total = 0, tag_votes = 0;
+
+		for (uint32_t r = 0; r < TAGS; r++)
+			total += votes[d][r];
+		if (total <= best)
+			continue;
+		best = total;
+		l->scope_info_inferred_delta = d;
+		l->string_cons_tag = 0;
+		for (uint32_t r = 1; r < TAGS; r++) {
+			if (votes[d][r] > tag_votes) {
+				tag_votes = votes[d][r];
+				l->string_cons_tag = r;
+			}
+		}
+	}
+	c->report->named_inferred = best;
+	return 0;
+}
+
 static bool same_observation(const struct calib_observation *a, const struct calib_observation *b)
 {
 	return a->function == b->function && !strcmp(a->name, b->name);
@@ -752,6 +822,8 @@ int calibrate__learn(pid_t pid, const struct calib_observation *in, size_t nin,
 		err = learn_script(&c, o, n, &l);
 	if (!err)
 		err = learn_positions(&c, o, n, &l);
+	if (!err)
+		err = learn_inferred(&c, o, n, &l);
 	if (!err)
 		err = check_layout(&c, o, n, &l);
 	if (!err) {

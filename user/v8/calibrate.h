@@ -49,6 +49,7 @@ struct calib_report {
 	size_t named_by_scope;	/* ... or through a ScopeInfo */
 	size_t max_context_locals; /* largest context-local count seen */
 	size_t hashed_seen;	/* ScopeInfos with a hashed local-name table seen */
+	size_t named_inferred;	/* functions whose inferred name ("obj.method") was found */
 	size_t checked;		/* named with the final layout */
 	size_t agree_name;	/* ... whose name equals the perf map's */
 	size_t agree_script;

@@ -58,6 +58,21 @@ class CalibShape {
 const shape = new CalibShape(3);
 const calibMethod = (n) => shape.calibMethod(n);
 
+// Functions with no name of their own: V8 infers "calibHolder.calibAssigned"
+// and "CalibProto.calibProtoMethod" for them.
+const calibHolder = {};
+calibHolder.calibAssigned = function (n) {
+  let s = 0;
+  for (let i = 0; i < n; i++) s = (s * 7 + (i | 3)) % 1000003;
+  return s;
+};
+function CalibProto() {}
+CalibProto.prototype.calibProtoMethod = function (n) {
+  let v = 0;
+  for (let i = 0; i < n; i++) v = (v * 3 + (i ^ 9)) % 1000033;
+  return v;
+};
+
 // Small functions TurboFan inlines into their one caller, two deep, so the
 // optimized code of calibInlineOuter lists what it inlined.
 function calibInlineLeaf(x) {
@@ -75,7 +90,8 @@ function calibInlineOuter(n) {
 }
 
 const workload = [calibPlain, calibOneLocal, calibThreeLocals, calibManyLocals, 計測ループ,
-  calibInferred, calibMethod, calibInlineOuter];
+  calibInferred, calibMethod, calibInlineOuter,
+  calibHolder.calibAssigned, CalibProto.prototype.calibProtoMethod];
 
 // Runs every function in turn for ms milliseconds; returns a checksum.
 function calibRun(ms) {
