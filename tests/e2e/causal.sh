@@ -5,8 +5,10 @@
 # method TurboFan inlines into the tokenizer) does a known integer cost
 # first.  Timing the same work with and without the cost on the main thread
 # gives the cost's true share (Mytkowicz et al., PLDI 2010); isoprof, with a
-# code log, must give the function at least 80% of it, counting its inlined
-# frames, and put it under callers the source has.  V8's own profiler (a run
+# code log and with no V8 flag at all (names and inlined frames read from
+# the heap and the code objects, after `isoprof calibrate`), must give the
+# function at least 80% of it, counting its inlined frames, and put it
+# under callers the source has.  V8's own profiler (a run
 # of its own) is printed beside it, not asserted.
 set -u
 . "$(dirname "$0")/../lib.sh"
@@ -93,3 +95,28 @@ go tool pprof -peek "[.]$FN\$" "$T/main.pb.gz" 2>/dev/null | awk -v ok="$SOURCE_
 rc=$?
 cat "$T/callers.txt"
 check "isoprof: $FN's callers are its callers in acorn.js (others <= 1%)" test $rc -eq 0
+
+# --- isoprof with no V8 flag: names, inferred names and inlined functions ---
+# from the heap and the code objects, with node's calibrated layout
+chmod 0711 "$T"
+mkdir -p "$T/tmp" "$T/noflag"
+TMPDIR=$T/tmp "$ISOPROF" calibrate --state-dir "$T/state" "$(readlink -f "$(command -v node)")" \
+	>"$T/cal.out" 2>&1 || cat "$T/cal.out"
+if causal_start acorn "$T/changed" "$NM"; then
+	"$ISOPROF" record -q --no-calibrate --state-dir "$T/state" --pid "$CAUSAL_PID" \
+		--duration-ms 5000 -o "$T/noflag/cpu.pb.gz" >"$T/noflag.out" 2>"$T/noflag.err"
+	rc=$?
+	pid=$CAUSAL_PID
+	causal_stop
+	cat "$T/noflag.err"
+	check "record, no flag: exit 0" test $rc -eq 0
+	nshare=0
+	if causal_main_thread "$T/noflag-main.pb.gz" "$pid" "$T/noflag/cpu.pb.gz"; then
+		read -r nshare nhow < <(causal_share "$T/noflag-main.pb.gz" "$FN")
+	fi
+	echo "$FN: truth $truth%, isoprof with no flag $nshare% (${nhow:-})"
+	check "isoprof, no flag: $FN's share $nshare% >= 80% of the true $truth%" \
+		awk -v s="${nshare:-0}" -v t="${truth:-0}" 'BEGIN { exit !(t > 0 && s >= 0.8 * t) }'
+else
+	fail "start (no flag)" "node did not start"
+fi
