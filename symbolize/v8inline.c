@@ -144,7 +144,9 @@ static int fn_set(struct v8inline *vi, uint64_t sfi, const char *name, size_t le
 	    array_grow(&vi->fns, &vi->fns_cap, vi->nfns + 1))
 		return -ENOMEM;
 	old = fn_find(vi, sfi, &slot);
-	if (old >= 0 && !strncmp(vi->fns[old].name, name, len) && !vi->fns[old].name[len])
+	/* as strndup() keeps it: up to a NUL in the name, if it has one */
+	len = strnlen(name, len);
+	if (old >= 0 && strlen(vi->fns[old].name) == len && !memcmp(vi->fns[old].name, name, len))
 		return 0;
 	f = &vi->fns[vi->nfns];
 	f->name = strndup(name, len);
