@@ -212,7 +212,8 @@ static bool same_stack(const struct v8inline_frame *a, int na, const struct v8in
  * they come back as frames.  The V8 code log says which at this pc when it
  * describes the code; else the code object itself, read from memory,
  * does (code compiled while the log was off, or with no log at all).
- * Where both answer, they are compared.
+ * Where both answer, they are compared, and where they differ the code
+ * object is used.
  */
 static int add_inlined(struct frame_table *ft, struct symbolizer *sym,
 		       struct isolate_registry *reg, struct frame *f)
@@ -227,8 +228,17 @@ static int add_inlined(struct frame_table *ft, struct symbolizer *sym,
 						   f->sym.symbol_offset, in, MAX_INLINED, &outer);
 	nmem = inlined_from_code(sym, f, mem, &mem_outer);
 	if (n > 0 && nmem >= 0) {
+		bool same = same_stack(in, n, mem, nmem);
+
 		ft->inline_checked++;
-		ft->inline_agree += same_stack(in, n, mem, nmem);
+		ft->inline_agree += same;
+		/*
+		 * The code object was read while it ran; the log's table for its
+		 * address can be older code's (a code-creation V8 did not log,
+		 * as during its own profiler's window): the code object wins.
+		 */
+		if (!same)
+			n = 0;
 	}
 	if (n > 0) {
 		ft->inline_by_log++;

@@ -294,7 +294,10 @@ static void print_inlined(const struct capture *c, const struct cpu_profile_stat
 			(unsigned long long)by_code);
 	if (hs.inline_checked)
 		fprintf(stderr, "isoprof: inlined functions: the code log and the code objects "
-			"agree on %zu of %zu frames\n", hs.inline_agree, hs.inline_checked);
+			"agree on %zu of %zu frames%s\n", hs.inline_agree, hs.inline_checked,
+			hs.inline_agree < hs.inline_checked ?
+				" (where they differ, the code objects, read while the code ran, "
+				"are used: the log's table was older code's)" : "");
 	for (int i = 0; i < c->ntargets; i++) {
 		struct v8code_stats cs;
 
