@@ -469,18 +469,24 @@ static int read_code(struct v8code *c, uint64_t pc, long *index)
 		o.tier = V8CODE_MAGLEV;
 	else
 		return -EINVAL;
-	/* the same object as one decoded before: nothing to read again */
-	for (size_t i = c->ncodes; i-- > 0;) {
-		if (c->codes[i].start == start && c->codes[i].code == code &&
-		    c->codes[i].epoch == c->epoch) {
-			*index = (long)i;
-			return 0;
-		}
-	}
 	o.istream = istream;
 	o.code = code;
 	o.start = start;
 	memcpy(&o.size, hdr + l->code_instruction_size, sizeof(o.size));
+	/*
+	 * An object decoded in an earlier batch, just found again by its
+	 * header (what still_there() checks): valid again, not decoded again.
+	 */
+	for (size_t i = c->ncodes; i-- > 0;) {
+		struct code_obj *k = &c->codes[i];
+
+		if (k->start == start && k->code == code && k->istream == istream &&
+		    k->size == o.size) {
+			k->epoch = c->epoch;
+			*index = (long)i;
+			return 0;
+		}
+	}
 	err = decode(c, hdr, &o);
 	if (err) {
 		code_free(&o);

@@ -209,9 +209,10 @@ static int prepare(struct capture *c)
  * First use of a runtime binary with no V8 layout: calibrate it now, before
  * privileges are dropped (the run needs its own BPF sampler and a child run
  * as nobody), and say so, since it takes a few seconds once per binary.
- * Targets with a perf map need it too: it names the functions optimized
- * code inlined where no code log does (docs/v8-frames.md).  A failed
- * calibration is a note; the capture goes on.
+ * Only targets with no perf map: where V8 writes one, it names the frames,
+ * and a capture must not start seconds late for what only adds inlined
+ * functions the code log missed (`isoprof calibrate` once gives those;
+ * docs/v8-frames.md).  A failed calibration is a note; the capture goes on.
  */
 static void auto_calibrate(const struct record_env *env)
 {
@@ -232,7 +233,7 @@ static void auto_calibrate(const struct record_env *env)
 		bool seen = false;
 		int ret;
 
-		if (!p->build_id[0] || p->runtime == DISCOVER_V8)
+		if (!p->build_id[0] || p->perf_map_exists || p->runtime == DISCOVER_V8)
 			continue;
 		for (size_t k = 0; k < ndone && !seen; k++)
 			seen = !strcmp(done[k], p->build_id);
