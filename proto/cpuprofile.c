@@ -520,7 +520,7 @@ static int cpu_add_samples(struct pprof_builder *b, const struct v8_cpu_profile 
 			const struct v8_cpu_node *nd = &p->nodes[up];
 
 			if (!locs[up]) {
-				locs[up] = v8_call_frame__location(b, nd->function_name, nd->url,
+				locs[up] = v8_call_frame__location(b, o, nd->function_name, nd->url,
 								   nd->line, nd->column);
 				if (!locs[up]) {
 					ret = -ENOMEM;

@@ -163,7 +163,7 @@ static int heap_node(struct heap_walk *w, struct json_object *node, size_t depth
 			return -EINVAL;
 		if (array_grow(&w->path, &w->path_cap, depth))
 			return -ENOMEM;
-		w->path[depth - 1] = v8_call_frame__location(w->b, cf.function_name, cf.url,
+		w->path[depth - 1] = v8_call_frame__location(w->b, w->o, cf.function_name, cf.url,
 							     cf.line, cf.column);
 		if (!w->path[depth - 1])
 			return -ENOMEM;

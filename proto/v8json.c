@@ -2,6 +2,8 @@
 /* What V8's CPU and heap profile readers share; see v8json.h. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lib/errmsg.h"
@@ -163,11 +165,30 @@ int v8_call_frame__load(struct json_object *node, const char *what, bool strict,
 	return 0;
 }
 
-uint64_t v8_call_frame__location(struct pprof_builder *b, const char *function_name,
-				 const char *url, int64_t line, int64_t column)
+uint64_t v8_call_frame__location(struct pprof_builder *b, const struct v8_pprof_opts *o,
+				 const char *function_name, const char *url, int64_t line,
+				 int64_t column)
 {
 	struct pprof_line pl = { 0 };
 	int64_t start_line = line >= 0 ? line + 1 : 0;
+	struct v8_frame_origin orig;
+
+	if (o && o->map_frame && *url && line >= 0 && column >= 0 &&
+	    o->map_frame(o->map_ctx, function_name, url, line, column, &orig)) {
+		char *system = NULL;
+
+		if (asprintf(&system, "%s %s:%" PRId64 ":%" PRId64, function_name, url, line + 1,
+			     column + 1) < 0)
+			return 0;
+		pl.function_id = pprof_builder__function(b, orig.function, system, orig.file,
+							 orig.start_line);
+		free(system);
+		if (!pl.function_id)
+			return 0;
+		pl.line = orig.line;
+		pl.column = orig.column;
+		return pprof_builder__location(b, 0, 0, &pl, 1);
+	}
 
 	pl.function_id = pprof_builder__function(
 		b, *function_name ? function_name : FRAME_NAME_ANONYMOUS, function_name, url,

@@ -33,7 +33,29 @@ struct json_object;
 #define V8_PROFILE_MAX_STACK_FRAMES (32ULL << 20)
 
 /* Options of a conversion to pprof. */
+/*
+ * A JS frame of V8's named from its original source (source maps):
+ * 1-based, what the pprof gets instead of V8's name, url and position.
+ */
+struct v8_frame_origin {
+	const char *function;
+	const char *file;
+	int64_t start_line;
+	int64_t line;
+	int64_t column;
+};
+
+/*
+ * V8's call frame (line and column 0-based, as V8 gives them): true and
+ * *out (strings living until the conversion returns) to name it from its
+ * original source, false to keep V8's.
+ */
+typedef bool (*v8_frame_map_fn)(void *ctx, const char *function_name, const char *url,
+				int64_t line, int64_t column, struct v8_frame_origin *out);
+
 struct v8_pprof_opts {
+	v8_frame_map_fn map_frame;	/* NULL: frames as V8 names them */
+	void *map_ctx;
 	int64_t time_nanos;		/* wall clock of startTime; 0: unknown (omit) */
 	uint64_t interval_ns;		/* nominal sampling interval; 0: median of time deltas */
 	const char *const *comments;
@@ -82,9 +104,13 @@ int v8_call_frame__load(struct json_object *node, const char *what, bool strict,
 /*
  * The pprof location of a V8 frame: function named functionName
  * ("(anonymous)" when empty), system_name functionName, filename url,
- * start_line and line lineNumber + 1, column columnNumber + 1.  0 on ENOMEM.
+ * start_line and line lineNumber + 1, column columnNumber + 1; or, when
+ * o->map_frame names it from its original source, that name, file and
+ * lines, with system_name "functionName url:line:column" (1-based: the
+ * generated name and position, as a perf map writes them).  0 on ENOMEM.
  */
-uint64_t v8_call_frame__location(struct pprof_builder *b, const char *function_name,
-				 const char *url, int64_t line, int64_t column);
+uint64_t v8_call_frame__location(struct pprof_builder *b, const struct v8_pprof_opts *o,
+				 const char *function_name, const char *url, int64_t line,
+				 int64_t column);
 
 #endif /* ISOPROF_PROTO_V8JSON_H */

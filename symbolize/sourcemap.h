@@ -57,6 +57,8 @@ void sourcemap__free(struct sourcemap *sm);
 /* The map's "file" (for index maps the outer one), or NULL when it has none. */
 const char *sourcemap__file(const struct sourcemap *sm);
 size_t sourcemap__segment_count(const struct sourcemap *sm);
+/* Original files the map names ("sources"; all sections' for an index map). */
+size_t sourcemap__source_count(const struct sourcemap *sm);
 /* Generated lines the map covers: the last segment's line + 1 (0: empty map). */
 uint32_t sourcemap__line_count(const struct sourcemap *sm);
 
@@ -112,7 +114,7 @@ bool sourcemap_check__matches(const struct sourcemap_check *c);
  * "//# sourceMappingURL=" (or the old "//@ sourceMappingURL=") comment on
  * a line of its own among the script's last lines (trailing whitespace
  * allowed after it), as V8 and DevTools take it.  true and
- * *url/*url_len (pointing into text), or false.
+ * *url and *url_len (pointing into text), or false.
  */
 bool sourcemap__url_in_script(const char *text, size_t len, const char **url, size_t *url_len);
 

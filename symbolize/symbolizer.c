@@ -1122,10 +1122,13 @@ int symbolizer__v8_inline_stack(struct symbolizer *s, pid_t pid, uint64_t pc,
 		frames[i].script = fn.script ? intern(s, fn.script) : NULL;
 		if (!frames[i].function || (fn.script && !frames[i].script))
 			return -ENOMEM;
-		if (code[i].position >= 0)
-			v8heap__position(p->heap, code[i].sfi, code[i].position, &frames[i].line,
-					 &frames[i].column);
-		else {
+		frames[i].fn_line = fn.line;
+		frames[i].fn_column = fn.column;
+		if (code[i].position >= 0 &&
+		    !v8heap__position(p->heap, code[i].sfi, code[i].position, &frames[i].line,
+				      &frames[i].column) && frames[i].line) {
+			frames[i].positioned = true;
+		} else {
 			frames[i].line = fn.line;
 			frames[i].column = fn.column;
 		}

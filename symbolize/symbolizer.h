@@ -208,7 +208,10 @@ void symbolizer__v8_code_epoch(struct symbolizer *s, pid_t pid);
 struct sym_inline {
 	const char *function;	/* "(anonymous)" when it has none */
 	const char *script;	/* NULL when unknown */
-	uint32_t line, column;	/* where pc is in it (1-based); 0 when unknown */
+	uint32_t line, column;	/* where pc is in it (1-based); positioned false:
+				 * the function's start */
+	uint32_t fn_line, fn_column;	/* where the function starts (1-based) */
+	bool positioned;	/* line/column are the pc's position */
 	uint64_t sfi;
 };
 

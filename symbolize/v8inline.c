@@ -65,6 +65,9 @@ struct v8inline {
 	size_t nfns, fns_cap;
 	struct index_table fn_tab;	/* sfi -> fns[] */
 	size_t seq;
+	/* the last code created, when its positions are worth a table without inlining */
+	uint64_t positions_start;
+	bool want_positions;
 	/* strings of the frames handed out by the last __stack() call */
 	char arena[16384];
 	size_t arena_used;
@@ -253,17 +256,21 @@ int v8inline__source_info(struct v8inline *vi, const char *p, size_t len)
 	int64_t script;
 	long nc, nf, ns;
 
-	if (!field(p, end, 5, &s, &e))
-		return 0;
-	/* Only code that inlined something is kept: the rest adds no frame. */
-	nf = count_entries(s, e, 'F');
-	if (!nf)
-		return 1;
 	if (!field(p, end, 0, &s, &e) || e - s < 3 || s[0] != '0' || s[1] != 'x')
 		return 0;
 	s += 2;
 	if (!textscan__hex(&s, e, &start) || s != e)
 		return 0;
+	if (!field(p, end, 5, &s, &e))
+		return 0;
+	/*
+	 * Kept: code that inlined something (frames to add), and optimized
+	 * code (the line of a sample in it); the rest, bytecode above all,
+	 * adds nothing a sample can use.
+	 */
+	nf = count_entries(s, e, 'F');
+	if (!nf && !(vi->want_positions && vi->positions_start == start))
+		return 1;
 	if (!field(p, end, 1, &s, &e) || !scan_dec(&s, e, INT32_MAX, &script) || s != e)
 		return 0;
 	code.start = start;
@@ -273,7 +280,7 @@ int v8inline__source_info(struct v8inline *vi, const char *p, size_t len)
 		return 0;
 	nc = count_entries(s, e, 'C');
 	code.c = calloc(nc ? nc : 1, sizeof(*code.c));
-	code.f = calloc(nf, sizeof(*code.f));
+	code.f = calloc(nf ? nf : 1, sizeof(*code.f));
 	if (!code.c || !code.f)
 		goto nomem;
 	{
@@ -358,10 +365,19 @@ static void code_drop(struct v8inline *vi, size_t i, size_t slot)
 	vi->ncodes--;
 }
 
+void v8inline__want_positions(struct v8inline *vi, uint64_t start)
+{
+	vi->positions_start = start;
+	vi->want_positions = true;
+}
+
 void v8inline__drop(struct v8inline *vi, uint64_t start)
 {
 	size_t slot;
 	long i = code_find(vi, start, &slot);
+
+	if (vi->positions_start == start)
+		vi->want_positions = false;
 
 	if (i >= 0)
 		code_drop(vi, (size_t)i, slot);
@@ -520,6 +536,8 @@ int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
 		frames[n].script = name.script ? keep(vi, name.script) : NULL;
 		if (!frames[n].function)
 			return 0;
+		frames[n].fn_line = name.line;
+		frames[n].fn_column = name.column;
 		script = name.script && src->by_name ? src->by_name(src->ctx, name.script) : NULL;
 		line_col(script, pos, &frames[n].line, &frames[n].column);
 		if (!script) {
@@ -531,7 +549,7 @@ int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
 		pos = f->pos;
 		id = f->parent;
 	}
-	if (n && src->by_id)
+	if (src->by_id && (n || id < 0))
 		line_col(src->by_id(src->ctx, code->script), pos, &outer->line, &outer->column);
 	return (int)n;
 }

@@ -32,8 +32,10 @@ struct v8inline;
 struct v8inline_frame {
 	const char *function;	/* "" when anonymous */
 	const char *script;	/* NULL when unknown */
-	uint32_t line;		/* 1-based; 0 when unknown */
+	uint32_t line;		/* where the pc is in it, 1-based; 0 when unknown */
 	uint32_t column;
+	uint32_t fn_line;	/* where the function starts (its name's position), 1-based */
+	uint32_t fn_column;
 };
 
 /*
@@ -90,13 +92,21 @@ int v8inline__source_info(struct v8inline *vi, const char *p, size_t len);
  */
 void v8inline__drop(struct v8inline *vi, uint64_t start);
 
+/*
+ * The code just created at start is optimized (or baseline): keep its
+ * source positions even if it inlined nothing, so a sample in it has a
+ * line (v8inline__stack()'s outer).
+ */
+void v8inline__want_positions(struct v8inline *vi, uint64_t start);
+
 /* code-move of a code object. */
 void v8inline__move(struct v8inline *vi, uint64_t from, uint64_t to);
 
 /*
  * The inlined frames at pc offset off of the code that starts at start,
  * innermost first, NOT including the code's own (outermost) function, and
- * in *outer the position in the outermost function.  Returns the number of
+ * in *outer the position in the outermost function (line 0 when unknown;
+ * set whether or not anything is inlined there).  Returns the number of
  * frames (0: not inlined there, or nothing known), at most max.
  */
 int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,

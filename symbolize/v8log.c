@@ -34,7 +34,7 @@ struct vl_code {
 	uint64_t sfi;
 	int32_t kind;
 	uint8_t tag_len;
-	char marker[3];
+	char marker[4];		/* "*", "o*'": at most 3 */
 };
 
 /* The public view first, so a struct v8log_script * is also a struct vl_script *. */
@@ -312,6 +312,11 @@ static bool valid_marker(const char *s, size_t n)
 	enum v8name_tier tier;
 	bool cs;
 
+	/* on-stack-replacement code has a leading 'o': "o*", "o+", "o*'" */
+	if (n >= 2 && n <= 3 && s[0] == 'o' && (s[1] == '^' || s[1] == '+' || s[1] == '*')) {
+		s++;
+		n--;
+	}
 	return n <= 2 && v8name__marker_tier(s, n, &tier, &cs);
 }
 
@@ -401,6 +406,10 @@ static int ev_code_creation(struct v8log *log, const char *p, const char *end)
 	if (sfi && f[0].n == 2 && !memcmp(f[0].s, "JS", 2) &&
 	    v8inline__function(log->inl, sfi, dec + f[0].n + 1, len - f[0].n - 1))
 		return -ENOMEM;
+	/* TurboFan '*', Maglev '+', Sparkplug '^': a sample's line is in its table */
+	if (f[0].n == 2 && !memcmp(f[0].s, "JS", 2) && marker.n &&
+	    memchr("*+^", marker.s[marker.n - 1], 3))
+		v8inline__want_positions(log->inl, start);
 	return 1;
 }
 

@@ -43,6 +43,11 @@ if [ -z "$CHECK_ONLY" ]; then
 		CODEBASES=$(bash scripts/install-codebases.sh) || CODEBASES=
 	fi
 	export CODEBASES
+	# The bundler a TypeScript worker is deployed with (tests/e2e/source_maps.sh).
+	if [ -z "${ESBUILD:-}" ]; then
+		ESBUILD=$(bash scripts/install-esbuild.sh) || ESBUILD=
+	fi
+	export ESBUILD
 fi
 
 # A test that names a fixed path outside the repo passes only where that

@@ -320,9 +320,10 @@ static void test_inlined(void **state)
 	assert_string_equal(f->inlined[0].script, "/srv/w.js");
 	assert_int_equal(f->inlined[0].line, 2);
 	assert_int_equal(f->inlined[0].column, 10);
-	/* fib's own line is now the call site */
-	assert_int_equal(f->sym.line, 5);
-	assert_int_equal(f->sym.column, 10);
+	/* the sample is at the call site in fib; fib's start stays its own */
+	assert_int_equal(f->at_line, 5);
+	assert_int_equal(f->at_column, 10);
+	assert_int_equal(f->sym.line, 3);
 	assert_int_equal(frame_table__stack(b.ft, 0)->cls, CLASS_KERNEL);
 
 	/* past the inlined part: fib's own code */
@@ -330,6 +331,9 @@ static void test_inlined(void **state)
 	assert_int_equal(f->ninlined, 0);
 	assert_null(f->inlined);
 	assert_int_equal(f->sym.line, 3);
+	/* optimized code keeps its positions: the sample's line, not only the start */
+	assert_int_equal(f->at_line, 5);
+	assert_int_equal(f->at_column, 10);
 	release(&b);
 	isolate_registry__free(reg);
 }

@@ -864,9 +864,13 @@ static void test_inline_stack(void **state)
 	assert_int_equal(frames[0].column, 10);
 	assert_int_equal(outer.line, 2);
 	assert_int_equal(outer.column, 10);
-	/* before the inlined part, and past it: outer's own code */
+	/* before the inlined part, and past it: outer's own code, at its lines */
 	assert_int_equal(v8log__inline_stack(log, 0x3000, 5, frames, 4, &outer), 0);
+	assert_int_equal(outer.line, 1);
+	assert_int_equal(outer.column, 1);
 	assert_int_equal(v8log__inline_stack(log, 0x3000, 45, frames, 4, &outer), 0);
+	assert_int_equal(outer.line, 2);
+	assert_int_equal(outer.column, 10);
 	/* code without inlining info, and unknown code */
 	assert_int_equal(v8log__inline_stack(log, 0x1000, 5, frames, 4, &outer), 0);
 	assert_int_equal(v8log__inline_stack(log, 0x9000, 5, frames, 4, &outer), 0);
@@ -876,6 +880,43 @@ static void test_inline_stack(void **state)
 	/* malformed source info is counted, never fatal */
 	v8log__parse_buf(log, "code-source-info,0x5000,8,0,80,CxO1,F0O1,S0xa2\n", 48);
 	assert_true(v8log__malformed(log) > 0);
+	v8log__free(log);
+}
+
+/*
+ * On-stack-replacement code: V8 marks it "o*" (TurboFan) or "o+" (Maglev)
+ * after the SFI.  Its name is the function's, its SFI read, and, as for
+ * all optimized code, its source positions kept though it inlined
+ * nothing: a sample in it has a line.  Interpreted code keeps none.
+ */
+static void test_osr_code(void **state)
+{
+	struct v8inline_frame frames[4], outer;
+	struct v8log_sym sym;
+	struct v8log *log;
+	(void)state;
+
+	log = parse("script-source,8,w.js,function loop(n) {\\n  for (;;) n++;\\n}\\n\n"
+		    "code-creation,JS,3,1,0x1000,100,loop w.js:1:14,0xa1,~\n"
+		    "code-source-info,0x1000,8,0,30,C0O0C10O22,,\n"
+		    "code-creation,JS,13,5,0x3000,500,loop w.js:1:14,0xa1,o*\n"
+		    "code-source-info,0x3000,8,0,30,C0O0C40O22,,\n"
+		    "code-creation,JS,12,6,0x5000,500,loop w.js:1:14,0xa1,o+\n");
+	assert_int_equal(v8log__lookup(log, 0x3000 + 50, &sym), 0);
+	assert_int_equal(sym.sfi, 0xa1);
+	assert_string_equal(sym.name.function, "loop");
+	assert_int_equal(sym.name.tier, V8NAME_TIER_TURBOFAN);
+	assert_int_equal(v8log__lookup(log, 0x5000 + 50, &sym), 0);
+	assert_int_equal(sym.sfi, 0xa1);
+	assert_string_equal(sym.name.function, "loop");
+	assert_int_equal(sym.name.tier, V8NAME_TIER_MAGLEV);
+	/* pc offset 50: at position 22, on line 2 */
+	assert_int_equal(v8log__inline_stack(log, 0x3000, 50, frames, 4, &outer), 0);
+	assert_int_equal(outer.line, 2);
+	assert_int_equal(outer.column, 4);
+	/* the interpreter's copy: no table kept */
+	assert_int_equal(v8log__inline_stack(log, 0x1000, 50, frames, 4, &outer), 0);
+	assert_int_equal(outer.line, 0);
 	v8log__free(log);
 }
 
@@ -966,6 +1007,7 @@ int main(void)
 		cmocka_unit_test(test_inline_stack),
 		cmocka_unit_test(test_inline_reused_start),
 		cmocka_unit_test(test_inline_reused_sfi),
+		cmocka_unit_test(test_osr_code),
 		cmocka_unit_test(test_escapes),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_moves_and_overlaps),

@@ -134,8 +134,9 @@ static uint64_t location_for(struct writer *w, uint32_t idx)
 		line.function_id = pprof_builder__function(
 			w->b, f->sym.name, f->sym.system_name, f->sym.file,
 			f->sym.kind == SYM_FRAME_JIT ? (int64_t)f->sym.line : 0);
-		line.line = f->sym.line;
-		line.column = f->sym.column;
+		/* the line of the sample where V8 kept positions, else the function's */
+		line.line = f->at_line ? f->at_line : f->sym.line;
+		line.column = f->at_line ? f->at_column : f->sym.column;
 	} else {
 		unknown_name(f, unknown, sizeof(unknown));
 		line.function_id = pprof_builder__function(w->b, unknown, unknown, NULL, 0);
@@ -150,8 +151,9 @@ static uint64_t location_for(struct writer *w, uint32_t idx)
 		for (; n < f->ninlined && n + 1 < MAX_LOCATION_LINES; n++) {
 			const struct frame_inline *in = &f->inlined[n];
 
-			lines[n].function_id = pprof_builder__function(w->b, in->function,
-								       in->function, in->script, 0);
+			lines[n].function_id = pprof_builder__function(
+				w->b, in->function, in->system_name ? in->system_name : in->function,
+				in->script, in->fn_line);
 			if (!lines[n].function_id)
 				return 0;
 			lines[n].line = in->line;

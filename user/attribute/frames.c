@@ -11,6 +11,7 @@
 #include "lib/index_table.h"
 #include "symbolize/v8log.h"
 #include "symbolize/v8name.h"
+#include "user/attribute/source_maps.h"
 
 /* What a frame is found by while the table is built: one per frame. */
 struct frame_key {
@@ -154,12 +155,24 @@ static int set_inlined(struct frame_table *ft, struct frame *f, const struct v8i
 		return -ENOMEM;
 	ft->inlined[ft->ninlined++] = out;
 	for (int i = 0; i < n; i++) {
+		char system[4200];
+
 		out[i].function = own_string(ft, *in[i].function ? in[i].function : "(anonymous)");
 		out[i].script = in[i].script ? own_string(ft, in[i].script) : NULL;
 		if (!out[i].function || (in[i].script && !out[i].script))
 			return -ENOMEM;
+		/* the generated name and position, as a perf map has them: enough to map later */
+		if (in[i].script && in[i].fn_line) {
+			snprintf(system, sizeof(system), "%s %s:%u:%u", out[i].function, in[i].script,
+				 in[i].fn_line, in[i].fn_column);
+			out[i].system_name = own_string(ft, system);
+			if (!out[i].system_name)
+				return -ENOMEM;
+		}
 		out[i].line = in[i].line;
 		out[i].column = in[i].column;
+		out[i].fn_line = in[i].fn_line;
+		out[i].fn_column = in[i].fn_column;
 	}
 	f->inlined = out;
 	f->ninlined = n;
@@ -192,7 +205,12 @@ static int inlined_from_code(struct symbolizer *sym, struct frame *f,
 		to->script = code[i].script;
 		to->line = code[i].line;
 		to->column = code[i].column;
+		to->fn_line = code[i].fn_line;
+		to->fn_column = code[i].fn_column;
 	}
+	/* the outermost position is the pc's, or none */
+	if (!code[n - 1].positioned)
+		outer->line = outer->column = 0;
 	return n - 1;
 }
 
@@ -237,8 +255,10 @@ static int add_inlined(struct frame_table *ft, struct symbolizer *sym,
 		 * address can be older code's (a code-creation V8 did not log,
 		 * as during its own profiler's window): the code object wins.
 		 */
-		if (!same)
+		if (!same) {
 			n = 0;
+			outer.line = outer.column = 0;
+		}
 	}
 	if (n > 0) {
 		ft->inline_by_log++;
@@ -249,11 +269,14 @@ static int add_inlined(struct frame_table *ft, struct symbolizer *sym,
 		if (set_inlined(ft, f, mem, nmem, SYM_SOURCE_HEAP))
 			return -ENOMEM;
 		outer = mem_outer;
-		n = nmem;
+	} else if (nmem == 0 && mem_outer.line) {
+		/* nothing inlined: the code object's position wins, as above */
+		outer = mem_outer;
 	}
-	if (n > 0 && outer.line) {
-		f->sym.line = outer.line;
-		f->sym.column = outer.column;
+	/* the line of the sample, where V8 kept source positions (docs/source-maps.md) */
+	if (outer.line) {
+		f->at_line = outer.line;
+		f->at_column = outer.column;
 	}
 	return 0;
 }
@@ -551,6 +574,118 @@ fail:
 	frame_table__free(ft);
 	errno = ENOMEM;
 	return NULL;
+}
+
+/* An inlined function through its script's map; 1 mapped, 0 not, -ENOMEM. */
+static int map_inlined(struct frame_table *ft, struct source_maps *maps, const struct frame *f,
+		       struct frame_inline *in)
+{
+	struct source_frame sf = {
+		.function = in->function,
+		.fn_line = in->fn_line,
+		.fn_column = in->fn_column,
+		.at_line = in->line,
+		.at_column = in->column,
+	};
+	struct source_origin o;
+	char system[4200];
+	int rc;
+
+	if (!in->script || !in->fn_line)
+		return 0;
+	rc = source_maps__map(maps, (pid_t)f->pid, f->isolate, in->script, &sf, &o);
+	if (rc <= 0)
+		return rc;
+	if (!in->system_name) {
+		snprintf(system, sizeof(system), "%s %s:%u:%u", in->function, in->script,
+			 in->fn_line, in->fn_column);
+		in->system_name = own_string(ft, system);
+	}
+	in->function = own_string(ft, o.function);
+	in->script = own_string(ft, o.file);
+	if (!in->system_name || !in->function || !in->script)
+		return -ENOMEM;
+	in->fn_line = o.start_line;
+	in->fn_column = 0;
+	in->line = o.line;
+	in->column = o.column;
+	return 1;
+}
+
+static int map_frame(struct frame_table *ft, struct source_maps *maps, struct frame *f)
+{
+	struct source_frame sf = {
+		.function = f->sym.name,
+		.fn_line = f->sym.line,
+		.fn_column = f->sym.column,
+		.at_line = f->at_line,
+		.at_column = f->at_column,
+	};
+	struct source_origin o;
+	int rc, mapped = 0;
+
+	/* inner first: their positions are the generated ones until mapped */
+	for (uint32_t i = 0; i < f->ninlined; i++) {
+		rc = map_inlined(ft, maps, f, (struct frame_inline *)&f->inlined[i]);
+		if (rc < 0)
+			return rc;
+	}
+	rc = source_maps__map(maps, (pid_t)f->pid, f->isolate, f->sym.file, &sf, &o);
+	if (rc <= 0)
+		return rc;
+	f->sym.name = own_string(ft, o.function);
+	f->sym.file = own_string(ft, o.file);
+	if (!f->sym.name || !f->sym.file)
+		return -ENOMEM;
+	f->sym.line = o.start_line;
+	f->sym.column = 0;
+	if (f->at_line) {
+		f->at_line = o.line;
+		f->at_column = o.column;
+	}
+	f->source_mapped = true;
+	mapped++;
+	return mapped;
+}
+
+long frame_table__map_sources(struct frame_table *ft, const struct sample_store *store,
+			      struct source_maps *maps)
+{
+	const struct stored_sample *samples = sample_store__samples(store);
+	size_t n = sample_store__count(store);
+	long mapped = 0;
+
+	if (!maps)
+		return 0;
+	/* JIT code belongs to one isolate: any sample on a frame tells which */
+	for (size_t i = 0; i < n; i++) {
+		const struct stack_view *v;
+
+		if (!samples[i].isolate || samples[i].stack_id >= ft->nstacks)
+			continue;
+		v = &ft->stacks[samples[i].stack_id];
+		if (!v->has_js)
+			continue;
+		for (uint32_t k = 0; k < v->nframes; k++) {
+			struct frame *f = &ft->frames[v->frames[k]];
+
+			if (f->cls == FRAME_JS && !f->isolate)
+				f->isolate = samples[i].isolate;
+		}
+	}
+	for (size_t i = 0; i < ft->nframes; i++) {
+		struct frame *f = &ft->frames[i];
+		int rc;
+
+		if (f->kernel || f->source_mapped || f->sym.kind != SYM_FRAME_JIT ||
+		    f->sym.jit_kind != V8NAME_JS || !f->sym.file)
+			continue;
+		rc = map_frame(ft, maps, f);
+		if (rc < 0)
+			return rc;
+		mapped += rc;
+	}
+	return mapped;
 }
 
 void frame_table__free(struct frame_table *ft)

@@ -47,9 +47,17 @@ enum frame_class {
 /* A JS function that optimized code inlined, from the V8 code log. */
 struct frame_inline {
 	const char *function;	/* "(anonymous)" when it has no name */
-	const char *script;	/* NULL when unknown */
-	uint32_t line;
+	const char *script;	/* NULL when unknown; with a source map, the original file */
+	uint32_t line;		/* where the pc is in it (else its start) */
 	uint32_t column;
+	uint32_t fn_line;	/* where it starts; 0 when unknown */
+	uint32_t fn_column;
+	/*
+	 * The generated name and position in the perf map's shape
+	 * ("c worker.js:1:11"), pprof's system_name; NULL when the script or
+	 * the start is unknown
+	 */
+	const char *system_name;
 };
 
 struct frame {
@@ -63,6 +71,17 @@ struct frame {
 	uint32_t ninlined;
 	enum sym_source inline_source;	/* inlined frames from the code log, or the
 					 * code object in memory (SYM_SOURCE_HEAP) */
+	/*
+	 * JS: where the pc is in the function (optimized code with source
+	 * positions: the code log's or the code object's), 1-based; 0 when
+	 * unknown.  sym.line/column stay the function's start.
+	 */
+	uint32_t at_line;
+	uint32_t at_column;
+	bool source_mapped;	/* names, files and lines are from a source map
+				 * (frame_table__map_sources()); sym.system_name keeps
+				 * the generated ones */
+	uint64_t isolate;	/* JS: the isolate of a sample it was on (code is per isolate) */
 	uint64_t addr;		/* address named: a return address minus one */
 	uint32_t pid;		/* 0 for kernel frames */
 	bool kernel;
@@ -94,6 +113,18 @@ struct frame_table;
 struct frame_table *frame_table__build(const struct sample_store *store, struct symbolizer *sym,
 				       struct isolate_registry *reg);
 void frame_table__free(struct frame_table *ft);
+
+struct source_maps;
+
+/*
+ * Name the JS frames (and the functions they inlined) from their scripts'
+ * source maps (source_maps.h): the original function, file and lines; the
+ * generated name and position stay in sym.system_name (and
+ * frame_inline.system_name).  Each JS frame's isolate is learnt from the
+ * samples on it.  Returns the frames mapped, or -ENOMEM.
+ */
+long frame_table__map_sources(struct frame_table *ft, const struct sample_store *store,
+			      struct source_maps *maps);
 
 /* Frames named from V8's heap, and how those the perf map named compare. */
 struct frame_heap_stats {

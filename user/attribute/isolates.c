@@ -899,6 +899,23 @@ int isolate_registry__user_scripts(const struct isolate_registry *reg, pid_t pid
 	return 0;
 }
 
+const struct v8log_script *isolate_registry__script(const struct isolate_registry *reg, pid_t pid,
+						   uint64_t isolate, const char *name)
+{
+	struct iso_entry *e = reg && name ? reg_get(reg, pid, isolate) : NULL;
+	const struct v8log_script *found = NULL;
+	size_t count = e && e->log ? v8log__script_count(e->log) : 0;
+
+	/* the newest: a name reused by another script is that script now */
+	for (size_t i = 0; i < count; i++) {
+		const struct v8log_script *s = v8log__script_at(e->log, i);
+
+		if (s && s->name && !strcmp(s->name, name))
+			found = s;
+	}
+	return found;
+}
+
 /* Insert s (interned) at pos of a sorted array; a grown array keeps the old (keep_old). */
 static int sorted_insert(struct isolate_registry *reg, const char ***arr, size_t *nr, size_t *cap,
 			 size_t pos, const char *s, bool keep_old)
@@ -1248,6 +1265,9 @@ int isolate_registry__inline_stack(struct isolate_registry *reg, pid_t pid, uint
 				   uint64_t off, struct v8inline_frame *frames, size_t max,
 				   struct v8inline_frame *outer)
 {
+	struct v8inline_frame at = { 0 };
+
+	memset(outer, 0, sizeof(*outer));
 	/* code addresses are per process: the first of its logs that knows wins */
 	for (size_t i = 0; reg && i < reg->nr; i++) {
 		struct iso_entry *e = reg->all[i];
@@ -1255,9 +1275,14 @@ int isolate_registry__inline_stack(struct isolate_registry *reg, pid_t pid, uint
 
 		if (e->info.pid != pid || !e->log)
 			continue;
-		n = v8log__inline_stack(e->log, start, off, frames, max, outer);
-		if (n > 0)
+		n = v8log__inline_stack(e->log, start, off, frames, max, &at);
+		if (n > 0) {
+			*outer = at;
 			return n;
+		}
+		/* not inlined there, but the log knows the position */
+		if (at.line && !outer->line)
+			*outer = at;
 	}
 	return 0;
 }

@@ -197,6 +197,15 @@ int isolate_registry__user_scripts(const struct isolate_registry *reg, pid_t pid
 				   uint64_t isolate, struct isolate_script **out, size_t *n);
 
 /*
+ * The isolate's script named name in its code log (the newest of that
+ * name: its source when the log carries it, its sourceMappingURL from
+ * script-details), or NULL.  Valid until the registry's next update.
+ */
+struct v8log_script;
+const struct v8log_script *isolate_registry__script(const struct isolate_registry *reg, pid_t pid,
+						   uint64_t isolate, const char *name);
+
+/*
  * Load a labels file (format above), replacing the labels loaded before,
  * and label every isolate.  Returns the number of labels, or -EINVAL with
  * "line N: ..." in err (a bad line; the labels before stay), -ENOMEM, or

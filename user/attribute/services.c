@@ -316,10 +316,9 @@ static int open_abs(const struct svc_proc *sp, const char *abs, struct safe_open
  * an absolute name looked up in each --import-path directory, as workerd
  * does).  An fd or -errno, why set.
  */
-static int open_named(const struct svc_proc *sp, const char *path, bool import_path,
-		      struct safe_open_info *info, char *why, size_t whylen)
+static int open_named_at(const struct svc_proc *sp, const char *path, bool import_path,
+			 struct safe_open_info *info, char *abs, char *why, size_t whylen)
 {
-	char abs[PATH_MAX];
 	int n, fd = -ENOENT;
 
 	if (import_path) {
@@ -327,10 +326,10 @@ static int open_named(const struct svc_proc *sp, const char *path, bool import_p
 			const char *d = sp->cl.import_path[i];
 
 			if (d[0] == '/')
-				n = snprintf(abs, sizeof(abs), "%s%s", d, path);
+				n = snprintf(abs, PATH_MAX, "%s%s", d, path);
 			else
-				n = snprintf(abs, sizeof(abs), "%s/%s%s", sp->cwd, d, path);
-			if (n < 0 || (size_t)n >= sizeof(abs))
+				n = snprintf(abs, PATH_MAX, "%s/%s%s", sp->cwd, d, path);
+			if (n < 0 || (size_t)n >= PATH_MAX)
 				return -ENAMETOOLONG;
 			fd = open_abs(sp, abs, info, why, whylen);
 			if (fd != -ENOENT)
@@ -340,12 +339,20 @@ static int open_named(const struct svc_proc *sp, const char *path, bool import_p
 		return -ENOENT;
 	}
 	if (path[0] == '/')
-		n = snprintf(abs, sizeof(abs), "%s", path);
+		n = snprintf(abs, PATH_MAX, "%s", path);
 	else
-		n = snprintf(abs, sizeof(abs), "%s/%s", sp->cwd, path);
-	if (n < 0 || (size_t)n >= sizeof(abs))
+		n = snprintf(abs, PATH_MAX, "%s/%s", sp->cwd, path);
+	if (n < 0 || (size_t)n >= PATH_MAX)
 		return -ENAMETOOLONG;
 	return open_abs(sp, abs, info, why, whylen);
+}
+
+static int open_named(const struct svc_proc *sp, const char *path, bool import_path,
+		      struct safe_open_info *info, char *why, size_t whylen)
+{
+	char abs[PATH_MAX];
+
+	return open_named_at(sp, path, import_path, info, abs, why, whylen);
 }
 
 struct reader {
@@ -1062,6 +1069,118 @@ const struct workerd_service *service_map__service_of(const struct service_map *
 		if (!strcmp(cfg->services[i].name, info->service_name))
 			return &cfg->services[i];
 	return NULL;
+}
+
+/* ---- a module's text, and the files beside it ---------------------------- */
+
+/* Read fd whole (st_size bytes at most SERVICES_FILE_MAX), charged to the budget. */
+static int read_fd_charged(struct service_map *m, int fd, uint64_t size, char **data, size_t *len,
+			   char *why, size_t whylen)
+{
+	uint64_t take = read_budget__take(m->budget, size);
+	uint8_t *buf = NULL;
+	int err;
+
+	if (take < size) {
+		read_budget__give_back(m->budget, take);
+		snprintf(why, whylen, "the capture's read budget is spent");
+		return -EDQUOT;
+	}
+	err = fileio__read_fd(fd, SERVICES_FILE_MAX, &buf, len);
+	if (err) {
+		snprintf(why, whylen, "%s", err == -EFBIG ? "too large" : strerror(-err));
+		return err;
+	}
+	*data = (char *)buf;
+	return 0;
+}
+
+static const struct workerd_module *find_module(const struct workerd_service *svc, const char *name)
+{
+	for (size_t i = 0; svc->is_worker && i < svc->nr_modules; i++)
+		if (svc->modules[i].kind != WORKERD_MODULE_OTHER && !strcmp(svc->modules[i].name, name))
+			return &svc->modules[i];
+	return NULL;
+}
+
+int service_map__module_text(struct service_map *m, pid_t pid, const char *service,
+			     const char *module, char **text, size_t *len, char **file, char *why,
+			     size_t whylen)
+{
+	const struct svc_proc *sp = find_proc(m, pid);
+	const struct workerd_module *mod = NULL;
+	struct safe_open_info info;
+	char abs[PATH_MAX];
+	int fd, err;
+
+	*text = *file = NULL;
+	*len = 0;
+	snprintf(why, whylen, "no module of that name in the config");
+	if (!sp || !sp->cfg)
+		return -ENOENT;
+	for (size_t i = 0; i < sp->cfg->nr_services; i++) {
+		const struct workerd_service *svc = &sp->cfg->services[i];
+		const struct workerd_module *md;
+
+		if (service && strcmp(svc->name, service))
+			continue;
+		md = find_module(svc, module);
+		if (!md)
+			continue;
+		if (mod) {
+			snprintf(why, whylen, "several services have a module of that name");
+			return -ENOENT;
+		}
+		mod = md;
+	}
+	if (!mod)
+		return -ENOENT;
+	if (mod->source) {
+		*text = malloc(mod->len + 1);
+		if (!*text)
+			return -ENOMEM;
+		memcpy(*text, mod->source, mod->len);
+		(*text)[mod->len] = 0;
+		*len = mod->len;
+		return 0;
+	}
+	if (!mod->embed)
+		return -ENOENT;
+	fd = open_named_at(sp, mod->embed, mod->embed_import_path, &info, abs, why, whylen);
+	if (fd < 0)
+		return fd;
+	err = read_fd_charged(m, fd, (uint64_t)info.st.st_size, text, len, why, whylen);
+	close(fd);
+	if (err)
+		return err;
+	*file = strdup(abs);
+	if (!*file) {
+		free(*text);
+		*text = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+int service_map__read_file(struct service_map *m, pid_t pid, const char *path, char **data,
+			   size_t *len, char *why, size_t whylen)
+{
+	const struct svc_proc *sp = find_proc(m, pid);
+	struct safe_open_info info;
+	int fd, err;
+
+	*data = NULL;
+	*len = 0;
+	if (!sp) {
+		snprintf(why, whylen, "not a workerd of this capture");
+		return -ENOENT;
+	}
+	fd = open_abs(sp, path, &info, why, whylen);
+	if (fd < 0)
+		return fd;
+	err = read_fd_charged(m, fd, (uint64_t)info.st.st_size, data, len, why, whylen);
+	close(fd);
+	return err;
 }
 
 static bool ns_matches(const struct workerd_service *s, const struct workerd_do_namespace *ns,

@@ -149,6 +149,29 @@ const struct workerd_service *service_map__service_of(const struct service_map *
 						      const struct isolate_info *info);
 
 /*
+ * The text of the JavaScript module named module of a worker service of
+ * process pid (service: that service's; NULL: the one service that has
+ * such a module), read as the config's own files are (inside the
+ * target's root, its owner or root, SERVICES_FILE_MAX, the budget):
+ * *text (malloc'd, NUL-terminated, *len bytes without the NUL) and, for an
+ * embedded file, *file (malloc'd: the absolute path it was read from, as
+ * the target sees it; NULL for a module given in the config's text).
+ * Both are the caller's.  0, -ENOENT (no such module, or several
+ * services have one), -ENOMEM, or the read's error; why says which.
+ */
+int service_map__module_text(struct service_map *m, pid_t pid, const char *service,
+			     const char *module, char **text, size_t *len, char **file, char *why,
+			     size_t whylen);
+
+/*
+ * Another file of process pid's (an absolute path as the target sees it:
+ * a source map beside an embedded module), under the same rules.  0 and
+ * *data (malloc'd, NUL-terminated, the caller's), or -errno with why.
+ */
+int service_map__read_file(struct service_map *m, pid_t pid, const char *path, char **data,
+			   size_t *len, char *why, size_t whylen);
+
+/*
  * The namespaces NS names: its uniqueKey, its className, or
  * "SERVICE:CLASSNAME", in every process of the map.  Up to max go to out;
  * returns how many matched.

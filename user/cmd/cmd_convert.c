@@ -26,6 +26,7 @@
 #include "proto/folded.h"
 #include "proto/profile_file.h"
 #include "user/cmd/commands.h"
+#include "user/cmd/source_maps_cmd.h"
 
 enum {
 	OPT_FROM = 0x100,
@@ -33,6 +34,7 @@ enum {
 	OPT_RAW,
 	OPT_SAMPLE_INDEX,
 	OPT_HEAP_INTERVAL,
+	OPT_SOURCE_MAPS,
 };
 
 struct convert_env {
@@ -41,6 +43,7 @@ struct convert_env {
 	bool raw;
 	const char *sample_index;
 	uint64_t heap_interval;
+	const char *source_maps;
 };
 
 static const struct argp_option convert_options[] = {
@@ -58,6 +61,9 @@ static const struct argp_option convert_options[] = {
 	  "Sampling interval the heap profile was taken with, for its pprof period "
 	  "(node --heap-prof: 524288; CDP default: 32768)",
 	  0 },
+	{ "source-maps", OPT_SOURCE_MAPS, "DIR", 0,
+	  "Name the JS functions of a profile taken without source maps from the maps in DIR "
+	  "(DIR/<script>.map; docs/source-maps.md)", 0 },
 	{ 0 },
 };
 
@@ -100,6 +106,9 @@ static error_t convert_parse(int key, char *arg, struct argp_state *state)
 		if (errno || end == arg || *end || arg[0] == '-' || !env->heap_interval)
 			argp_error(state, "--heap-interval must be a positive number of bytes, "
 					  "not '%s'", arg);
+		break;
+	case OPT_SOURCE_MAPS:
+		env->source_maps = arg;
 		break;
 	case ARGP_KEY_ARG:
 		if (!env->in)
@@ -167,6 +176,11 @@ static int read_input(const struct convert_env *env, struct profile_file *pf, in
 	snprintf(comment, sizeof(comment), "converted from %s (%s) by isoprof convert", env->in,
 		 profile_format__str(pf->format));
 	ret = profile_file__convert(pf, &opts, env->heap_interval, err, errlen);
+	if (!ret && env->source_maps) {
+		ret = source_maps_cmd__apply(pf, env->source_maps, env->in);
+		if (ret)
+			return ret;
+	}
 	if (!ret && env->to != PROFILE_PPROF)
 		ret = profile_file__profile(pf, err, errlen);
 	if (!ret && env->to == PROFILE_FOLDED) {

@@ -23,6 +23,7 @@
 #include "proto/profile_file.h"
 #include "user/cmd/commands.h"
 #include "user/cmd/options.h"
+#include "user/cmd/source_maps_cmd.h"
 #include "user/report/flame_svg.h"
 #include "user/report/web_assets.h"
 
@@ -30,6 +31,7 @@ enum {
 	OPT_SAMPLE_INDEX = 0x100,
 	OPT_TITLE,
 	OPT_WIDTH,
+	OPT_SOURCE_MAPS,
 };
 
 enum flame_format { FLAME_HTML, FLAME_SVG };
@@ -41,6 +43,7 @@ struct flame_env {
 	const char *title;
 	unsigned int width;
 	enum flame_format format;
+	const char *source_maps;
 };
 
 static const struct argp_option flame_options[] = {
@@ -50,6 +53,9 @@ static const struct argp_option flame_options[] = {
 	  0 },
 	{ "title", OPT_TITLE, "T", 0, "Title (default: the profile file's name)", 0 },
 	{ "width", OPT_WIDTH, "PX", 0, "SVG width in pixels (default 1200)", 0 },
+	{ "source-maps", OPT_SOURCE_MAPS, "DIR", 0,
+	  "Name the JS functions of a profile taken without source maps from the maps in DIR "
+	  "(DIR/<script>.map; docs/source-maps.md)", 0 },
 	{ 0 },
 };
 
@@ -79,6 +85,9 @@ static error_t flame_parse(int key, char *arg, struct argp_state *state)
 		if (options__long(arg, 200, 100000, &v))
 			argp_error(state, "--width must be 200..100000, not '%s'", arg);
 		env->width = (unsigned int)v;
+		break;
+	case OPT_SOURCE_MAPS:
+		env->source_maps = arg;
 		break;
 	case ARGP_KEY_ARG:
 		options__profile_file(key, arg, state, &env->file);
@@ -170,6 +179,8 @@ int cmd_flame(int argc, char **argv)
 		fprintf(stderr, "isoprof: %s: %s\n", env.file, msg[0] ? msg : strerror(-err));
 		goto done;
 	}
+	if (env.source_maps && source_maps_cmd__apply(&pf, env.source_maps, env.file))
+		goto done;
 	si = options__sample_index(pf.prof, env.file, env.sample_index);
 	if (si < 0) {
 		ret = 2;

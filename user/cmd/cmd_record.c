@@ -21,7 +21,7 @@
 #define MAX_FREQUENCY_HZ 20000
 
 enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NO_GC_PROBES, OPT_JSON, OPT_NAMESPACE, OPT_ACTOR,
-       OPT_STATE_DIR, OPT_NO_CALIBRATE };
+       OPT_STATE_DIR, OPT_NO_CALIBRATE, OPT_SOURCE_MAPS };
 
 #define ACTOR_ID_LEN 64
 
@@ -69,6 +69,10 @@ static const struct argp_option record_options[] = {
 	{ "state-dir", OPT_STATE_DIR, "DIR", 0,
 	  "Where calibrated V8 layouts are kept (default $" V8LAYOUT_STATE_DIR_ENV ", else " V8LAYOUT_DEFAULT_STATE_DIR "): with "
 	  "one for a runtime's binary, its JS frames are named with no V8 flags", 0 },
+	{ "source-maps", OPT_SOURCE_MAPS, "DIR", 0,
+	  "Also look for scripts' source maps in DIR (DIR/<script>.map, or the file name "
+	  "the script's sourceMappingURL gives); inline maps and maps next to a script are "
+	  "found without it (docs/source-maps.md)", 0 },
 	{ "no-calibrate", OPT_NO_CALIBRATE, NULL, 0,
 	  "Never calibrate a runtime binary that has no layout yet (its JS stays unnamed "
 	  "without a perf map)", 0 },
@@ -150,6 +154,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_CALIBRATE:
 		env->no_calibrate = true;
+		break;
+	case OPT_SOURCE_MAPS:
+		env->source_maps = arg;
 		break;
 	case OPT_JSON:
 		env->json = true;

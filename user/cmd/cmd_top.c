@@ -12,9 +12,11 @@
 #include <string.h>
 
 #include "proto/pprof_reader.h"
+#include "proto/profile_file.h"
 #include "proto/profile_vocab.h"
 #include "user/cmd/commands.h"
 #include "user/cmd/options.h"
+#include "user/cmd/source_maps_cmd.h"
 #include "user/report/top.h"
 
 enum {
@@ -25,6 +27,7 @@ enum {
 	OPT_IGNORE,
 	OPT_HIDE_IDLE,
 	OPT_SAMPLE_INDEX,
+	OPT_SOURCE_MAPS,
 };
 
 struct top_env {
@@ -35,6 +38,7 @@ struct top_env {
 	const char *focus, *ignore;
 	bool hide_idle;
 	const char *sample_index;
+	const char *source_maps;
 };
 
 static const struct argp_option top_options[] = {
@@ -50,6 +54,9 @@ static const struct argp_option top_options[] = {
 	{ "sample-index", OPT_SAMPLE_INDEX, "NAME", 0,
 	  "Sample type to show, by name or index (default: the profile's default, else the last)",
 	  0 },
+	{ "source-maps", OPT_SOURCE_MAPS, "DIR", 0,
+	  "Name the JS functions of a profile taken without source maps from the maps in DIR "
+	  "(DIR/<script>.map; docs/source-maps.md)", 0 },
 	{ 0 },
 };
 
@@ -86,6 +93,9 @@ static error_t top_parse(int key, char *arg, struct argp_state *state)
 	case OPT_SAMPLE_INDEX:
 		env->sample_index = arg;
 		break;
+	case OPT_SOURCE_MAPS:
+		env->source_maps = arg;
+		break;
 	case ARGP_KEY_ARG:
 	case ARGP_KEY_END:
 		options__profile_file(key, arg, state, &env->file);
@@ -119,8 +129,9 @@ int cmd_top(int argc, char **argv)
 	struct top_filter focus = { 0 }, ignore = { 0 };
 	struct top_opts opts = { .focus = &focus, .ignore = &ignore };
 	struct pprof_profile *prof = NULL;
+	struct profile_file pf = { 0 };
 	int si, err, ret = 1;
-	char msg[512];
+	char msg[512] = "";
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &env))
 		return 2;
@@ -129,10 +140,26 @@ int cmd_top(int argc, char **argv)
 		ret = 2;
 		goto out;
 	}
-	err = pprof_profile__read_file(env.file, &prof, msg, sizeof(msg));
-	if (err) {
-		fprintf(stderr, "isoprof: %s: %s\n", env.file, msg);
-		goto out;
+	if (env.source_maps) {
+		/* read as flame and convert do, then renamed */
+		err = profile_file__read(&pf, env.file, msg, sizeof(msg));
+		if (!err)
+			err = profile_file__parse(&pf, PROFILE_FORMAT_BIT(PROFILE_PPROF), msg,
+						  sizeof(msg));
+		if (err) {
+			fprintf(stderr, "isoprof: %s: %s\n", env.file, msg[0] ? msg : strerror(-err));
+			goto out;
+		}
+		if (source_maps_cmd__apply(&pf, env.source_maps, env.file))
+			goto out;
+		prof = pf.prof;
+		pf.prof = NULL;
+	} else {
+		err = pprof_profile__read_file(env.file, &prof, msg, sizeof(msg));
+		if (err) {
+			fprintf(stderr, "isoprof: %s: %s\n", env.file, msg);
+			goto out;
+		}
 	}
 	si = options__sample_index(prof, env.file, env.sample_index);
 	if (si < 0) {
@@ -156,6 +183,7 @@ int cmd_top(int argc, char **argv)
 	ret = 0;
 out:
 	pprof_profile__free(prof);
+	profile_file__release(&pf);
 	top_filter__release(&focus);
 	top_filter__release(&ignore);
 	return ret;

@@ -38,6 +38,7 @@
 #include "user/attribute/frames.h"
 #include "user/attribute/isolates.h"
 #include "user/attribute/services.h"
+#include "user/attribute/source_maps.h"
 #include "user/capture/discover.h"
 #include "user/capture/gc_probes.h"
 #include "user/capture/sample_store.h"
@@ -108,6 +109,7 @@ struct record_env {
 	bool json;			/* --json: the summary as JSON on stdout */
 	const char *state_dir;		/* --state-dir: where calibrated V8 layouts are */
 	bool no_calibrate;		/* --no-calibrate: never run a calibration */
+	const char *source_maps;	/* --source-maps DIR */
 };
 
 struct pprof_profile;
@@ -135,6 +137,8 @@ struct capture {
 	pid_t ns_pids[MAX_PIDS];
 	int ns_npids;
 	struct frame_table *ft;
+	struct source_maps *maps;	/* scripts' source maps (source_maps.h) */
+	long mapped_frames;		/* JS frames named from them */
 	/* V8 layouts of the targets' binaries (symbolize/v8layout.h), one per build-id */
 	struct v8_layout layouts[ISOPROF_V8_LAYOUT_MAX];
 	int nlayouts;

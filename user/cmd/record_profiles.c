@@ -441,6 +441,27 @@ static int select_groups(struct capture *c)
 	return 0;
 }
 
+/* JS frames in their authors' names, from the scripts' source maps. */
+static int map_sources(struct capture *c)
+{
+	struct source_maps_opts o = {
+		.dir = c->env->source_maps,
+		.budget = &c->read_budget,
+		.services = c->services,
+		.reg = c->isolates,
+	};
+	long n;
+
+	c->maps = source_maps__new(&o);
+	if (!c->maps)
+		return -ENOMEM;
+	n = frame_table__map_sources(c->ft, c->store, c->maps);
+	if (n < 0)
+		return (int)n;
+	c->mapped_frames = n;
+	return 0;
+}
+
 /* Samples to isolates, then the groups --script/--version keep. */
 static int attribute_samples(struct capture *c)
 {
@@ -465,6 +486,10 @@ static int attribute_samples(struct capture *c)
 	if (err == -ENOMEM)
 		return err;
 	c->services_by_module = err > 0 ? (size_t)err : 0;
+	/* after naming isolates, which reads the generated script names */
+	err = map_sources(c);
+	if (err)
+		return err;
 	c->selected = calloc(c->attr.ngroups + 1, sizeof(*c->selected));
 	c->group_profiles = calloc(c->attr.ngroups + 1, sizeof(*c->group_profiles));
 	c->group_paths = calloc(c->attr.ngroups + 1, sizeof(*c->group_paths));

@@ -794,6 +794,7 @@ void record_session__release(struct capture *c)
 	sampler__free(c->sampler);
 	attribution__release(&c->attr);
 	frame_table__free(c->ft);
+	source_maps__free(c->maps);
 	free(c->selected);
 	free(c->gc_off_thread);
 	isolate_registry__free(c->isolates);

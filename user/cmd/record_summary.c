@@ -13,6 +13,7 @@
 #include "symbolize/v8code.h"
 #include "symbolize/v8log.h"
 #include "user/cmd/record.h"
+#include "user/cmd/source_maps_cmd.h"
 
 /* What was written, and what the sampler lost on the way. */
 static void print_totals(const struct capture *c, const struct isoprof_counters *cnt,
@@ -313,6 +314,43 @@ static void print_inlined(const struct capture *c, const struct cpu_profile_stat
 	}
 }
 
+static struct json_object *source_maps_json(const struct capture *c)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = 0; a && i < source_maps__count(c->maps); i++) {
+		struct source_map_status st;
+		struct json_object *o = json_object_new_object();
+		int err = 0;
+
+		source_maps__status(c->maps, i, &st);
+		if (!o) {
+			json_object_put(a);
+			return NULL;
+		}
+		err |= json__put(o, "pid", json_object_new_int64(st.pid));
+		err |= json__put(o, "script", json__text(st.script));
+		if (st.where)
+			err |= json__put(o, "map", json__text(st.where));
+		else
+			json_object_object_add(o, "map", NULL);
+		err |= json__put(o, "checked", json_object_new_boolean(st.checked));
+		err |= json__put(o, "sources", json_object_new_uint64(st.sources));
+		err |= json__put(o, "functions_mapped", json_object_new_uint64(st.mapped));
+		err |= json__put(o, "functions_outside", json_object_new_uint64(st.unmapped));
+		if (st.problem)
+			err |= json__put(o, "problem", json__text(st.problem));
+		else
+			json_object_object_add(o, "problem", NULL);
+		if (err || json_object_array_add(a, o)) {
+			json_object_put(o);
+			json_object_put(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
 /* What print_heap_names() says, for --json. */
 static struct json_object *js_names_json(const struct capture *c, const struct isoprof_counters *cnt)
 {
@@ -417,6 +455,7 @@ static void print_notes(const struct capture *c, const struct isoprof_counters *
 			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_CODE_LOG],
 			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_HEAP]);
 	print_inlined(c, stats);
+	source_maps_cmd__print(c->maps);
 	print_heap_names(c, cnt);
 	if (c->services_by_module)
 		fprintf(stderr, "isoprof: note: %zu isolate%s named after %s workerd service by the "
@@ -550,6 +589,7 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 	err |= json__put(root, "lost", json_object_new_uint64(cnt->lost_ringbuf_full));
 	err |= json__put(root, "gc_probes", json_object_new_boolean(c->gc != NULL));
 	err |= json__put(root, "js_names", js_names_json(c, cnt));
+	err |= json__put(root, "source_maps", source_maps_json(c));
 	for (size_t i = 0; i < c->attr.ngroups && !err; i++) {
 		const struct isolate_group *g = &c->attr.groups[i];
 		struct json_object *o, *classes;

@@ -431,6 +431,7 @@ static int convert(struct capture *c, struct v8_result *r, const struct isolate_
 	struct v8_target *t = r->target;
 	struct v8_cpu_profile *cpu = NULL;
 	struct v8_pprof_opts opts = { 0 };
+	struct source_maps_v8 smv;
 	struct pprof_label labels[4];
 	char *comments[4] = { 0 };
 	char why[256] = "";
@@ -457,6 +458,16 @@ static int convert(struct capture *c, struct v8_result *r, const struct isolate_
 	}
 	opts.labels = labels;
 	opts.nlabels = nlabels;
+	/*
+	 * Like with like: V8's frames through the same source maps as
+	 * isoprof's, once the isolate is known (the first conversion's
+	 * generated names are what matches V8's targets to isolates).
+	 */
+	if (c->maps && g) {
+		smv = (struct source_maps_v8){ c->maps, t->pid, g ? g->isolate : 0 };
+		opts.map_frame = source_maps__v8_frame;
+		opts.map_ctx = &smv;
+	}
 	comments[0] = record__asprintf("command: %s", isoprof_command_line);
 	comments[1] = record__asprintf("inspector: %s target '%s' (pid %d)", t->hostport, t->id,
 				       t->pid);

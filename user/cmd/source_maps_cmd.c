@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* source_maps_cmd: source maps at the command line; see source_maps_cmd.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "user/cmd/source_maps_cmd.h"
+#include "lib/textescape.h"
+#include "proto/profile_file.h"
+#include "user/attribute/remap_pprof.h"
+#include "user/attribute/source_maps.h"
+
+void source_maps_cmd__print(const struct source_maps *sms)
+{
+	char a[TEXTESCAPE_SIZE(256)], b[TEXTESCAPE_SIZE(512)];
+
+	for (size_t i = 0; i < source_maps__count(sms); i++) {
+		struct source_map_status st;
+		char pid[32] = "";
+
+		source_maps__status(sms, i, &st);
+		if (st.pid)
+			snprintf(pid, sizeof(pid), "pid %d: ", st.pid);
+		if (st.where)
+			fprintf(stderr, "isoprof: source map: %s%s: %s (%zu source%s): %zu "
+				"frame%s named from it%s%s\n", pid, textescape(st.script, a, sizeof(a)),
+				textescape(st.where, b, sizeof(b)), st.sources, st.sources == 1 ? "" : "s",
+				st.mapped, st.mapped == 1 ? "" : "s",
+				st.unmapped ? ", some positions outside it" : "",
+				st.checked || !st.pid ? "" : " (not checked against the script: its "
+							     "text could not be read)");
+		if (st.problem)
+			fprintf(stderr, "isoprof: note: source map: %s%s: %s%s\n", pid,
+				textescape(st.script, a, sizeof(a)), textescape(st.problem, b, sizeof(b)),
+				st.where ? "" : "; its frames keep their generated names");
+	}
+}
+
+int source_maps_cmd__apply(struct profile_file *pf, const char *dir, const char *path)
+{
+	struct source_maps_opts o = { .dir = dir };
+	struct source_maps *sms = source_maps__new(&o);
+	uint8_t *raw = NULL, *mapped = NULL;
+	char a[TEXTESCAPE_SIZE(256)];
+	size_t raw_len, mapped_len, n = 0;
+	char msg[512] = "";
+	int err;
+
+	if (!sms) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = profile_file__profile(pf, msg, sizeof(msg));
+	if (!err)
+		err = profile_file__pprof_bytes(pf, false, &raw, &raw_len, msg, sizeof(msg));
+	if (!err)
+		err = remap_pprof__apply(sms, raw, raw_len, &mapped, &mapped_len, &n, msg,
+					 sizeof(msg));
+	if (err)
+		goto out;
+	profile_file__release(pf);
+	memset(pf, 0, sizeof(*pf));
+	err = profile_file__set_data(pf, mapped, mapped_len, msg, sizeof(msg));
+	if (!err)
+		err = profile_file__parse(pf, PROFILE_FORMAT_BIT(PROFILE_PPROF), msg, sizeof(msg));
+	if (!err)
+		err = profile_file__profile(pf, msg, sizeof(msg));
+	source_maps_cmd__print(sms);
+	if (!err && !n && !source_maps__count(sms))
+		fprintf(stderr, "isoprof: note: %s: no JS function with a generated position to "
+			"map\n", textescape(path, a, sizeof(a)));
+out:
+	if (err)
+		fprintf(stderr, "isoprof: %s: source maps: %s\n", textescape(path, a, sizeof(a)),
+			msg[0] ? msg : strerror(-err));
+	free(raw);
+	free(mapped);
+	source_maps__free(sms);
+	return err;
+}
