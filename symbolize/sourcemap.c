@@ -470,8 +470,27 @@ static int decode_mappings(struct sm_parse *ps, const char *s, size_t n,
 					    "original column", "name index" };
 	const char *p = s, *end = s + n;
 	int64_t line = 0, acc[5] = { 0 };
-	size_t segno = 0;
+	size_t segno = 0, want = 0;
 	int ret;
+
+	/*
+	 * Room for them all at once (a segment per ',' and per line that is
+	 * not empty, when the mappings are well-formed): a large map is not
+	 * copied by doubling, nor kept at up to twice its size.
+	 */
+	for (size_t i = 0; i < n; i++)
+		want += (s[i] == ',') | ((i ? s[i - 1] == ';' : 1) & (s[i] != ';'));
+	if (want > SOURCEMAP_MAX_SEGMENTS - ps->sm->nsegs)
+		want = SOURCEMAP_MAX_SEGMENTS - ps->sm->nsegs;
+	want += ps->sm->nsegs;
+	if (want > ps->sm->segs_cap) {
+		struct sm_seg *segs = realloc(ps->sm->segs, want * sizeof(*segs));
+
+		if (!segs)
+			return -ENOMEM;
+		ps->sm->segs = segs;
+		ps->sm->segs_cap = want;
+	}
 
 	while (p < end) {
 		struct sm_seg seg;
@@ -657,31 +676,53 @@ static int parse_index(struct sm_parse *ps, struct json_object *root, struct jso
 	return 0;
 }
 
-/* Stable: a map that gives two segments one position keeps their order. */
+static inline bool seg_before(const struct sm_seg *a, const struct sm_seg *b)
+{
+	return a->gen_line < b->gen_line || (a->gen_line == b->gen_line && a->gen_col < b->gen_col);
+}
+
+#define SM_SORT_RUN 32
+
+/*
+ * Stable (a map that gives two segments one position keeps their order):
+ * runs of SM_SORT_RUN by insertion, then merged between a and tmp.  The
+ * result is in a.
+ */
 static void sort_segments(struct sm_seg *a, struct sm_seg *tmp, size_t n)
 {
-	for (size_t width = 1; width < n; width *= 2) {
+	struct sm_seg *from = a, *to = tmp, *t;
+
+	for (size_t lo = 0; lo < n; lo += SM_SORT_RUN) {
+		size_t hi = lo + SM_SORT_RUN < n ? lo + SM_SORT_RUN : n;
+
+		for (size_t i = lo + 1; i < hi; i++) {
+			struct sm_seg x = a[i];
+			size_t j = i;
+
+			for (; j > lo && seg_before(&x, &a[j - 1]); j--)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+	}
+	for (size_t width = SM_SORT_RUN; width < n; width *= 2) {
 		for (size_t lo = 0; lo < n; lo += 2 * width) {
 			size_t mid = lo + width < n ? lo + width : n;
 			size_t hi = mid + width < n ? mid + width : n;
 			size_t i = lo, j = mid, k = lo;
 
-			while (i < mid && j < hi) {
-				const struct sm_seg *x = &a[i], *y = &a[j];
-
-				if (y->gen_line < x->gen_line ||
-				    (y->gen_line == x->gen_line && y->gen_col < x->gen_col))
-					tmp[k++] = a[j++];
-				else
-					tmp[k++] = a[i++];
-			}
+			while (i < mid && j < hi)
+				to[k++] = seg_before(&from[j], &from[i]) ? from[j++] : from[i++];
 			while (i < mid)
-				tmp[k++] = a[i++];
+				to[k++] = from[i++];
 			while (j < hi)
-				tmp[k++] = a[j++];
+				to[k++] = from[j++];
 		}
-		memcpy(a, tmp, n * sizeof(*a));
+		t = from;
+		from = to;
+		to = t;
 	}
+	if (from != a)
+		memcpy(a, from, n * sizeof(*a));
 }
 
 /*

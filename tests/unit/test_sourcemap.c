@@ -469,6 +469,58 @@ static void test_lookup_edges(void **state)
 	sourcemap__free(sm);
 }
 
+/* Base64 VLQ of v at p; the end. */
+static char *vlq_put(char *p, int64_t v)
+{
+	static const char b64[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint64_t u = v < 0 ? ((uint64_t)-v << 1) | 1 : (uint64_t)v << 1;
+
+	do {
+		unsigned int d = u & 31;
+
+		u >>= 5;
+		*p++ = b64[d | (u ? 32 : 0)];
+	} while (u);
+	return p;
+}
+
+/*
+ * A long line out of order (past the runs sorted by insertion, so merged):
+ * segment i at column 7i mod 150, original line i; each column twice (i
+ * and i + 150), the later one wins.
+ */
+static void test_sort_long_line(void **state)
+{
+	char *json = malloc(16384), *p;
+	int64_t col = 0, line = 0;
+	struct sourcemap *sm;
+	uint32_t want[150];
+
+	(void)state;
+	assert_non_null(json);
+	p = json + sprintf(json, "{\"version\":3,\"sources\":[\"s.ts\"],\"mappings\":\"");
+	for (int64_t i = 0; i < 300; i++) {
+		if (i)
+			*p++ = ',';
+		p = vlq_put(p, i * 7 % 150 - col);
+		p = vlq_put(p, 0);
+		p = vlq_put(p, i - line);
+		p = vlq_put(p, 0);
+		col = i * 7 % 150;
+		line = i;
+		if (i >= 150)
+			want[col] = (uint32_t)i;
+	}
+	strcpy(p, "\"}");
+	sm = parse_ok(json);
+	assert_int_equal(sourcemap__segment_count(sm), 300);
+	for (uint32_t c = 0; c < 150; c++)
+		expect_pos(sm, 0, c, "s.ts", want[c], 0, NULL);
+	sourcemap__free(sm);
+	free(json);
+}
+
 static void test_function_name_rules(void **state)
 {
 	struct sourcemap *sm;
@@ -952,6 +1004,7 @@ int main(void)
 		cmocka_unit_test(test_interned),
 		cmocka_unit_test(test_one_field_segments),
 		cmocka_unit_test(test_lookup_edges),
+		cmocka_unit_test(test_sort_long_line),
 		cmocka_unit_test(test_function_name_rules),
 		cmocka_unit_test(test_check_script_columns),
 		cmocka_unit_test(test_check_verdict),
