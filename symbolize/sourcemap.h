@@ -15,7 +15,8 @@
  * Positions are 0-based lines and columns, columns in UTF-16 code units, as
  * the format (and V8) counts them.  Source names are as the map gives them,
  * joined to sourceRoot (with one '/' between them when sourceRoot does not
- * end in one) and then made readable for a profile (sourcemap__clean_source()).
+ * end in one) and then made readable for a profile (sourcemap__clean_source());
+ * a null entry of "sources" is "".
  *
  * Ownership: a struct sourcemap owns its strings; pointers handed out live
  * until sourcemap__free().  Nothing prints.  Errors: -EINVAL (malformed,
