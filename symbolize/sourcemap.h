@@ -15,7 +15,8 @@
  * Positions are 0-based lines and columns, columns in UTF-16 code units, as
  * the format (and V8) counts them.  Source names are as the map gives them,
  * joined to sourceRoot (with one '/' between them when sourceRoot does not
- * end in one) and then made readable for a profile (sourcemap__clean_source()).
+ * end in one) and then made readable for a profile (sourcemap__clean_source());
+ * a null entry of "sources" is "".
  *
  * Ownership: a struct sourcemap owns its strings; pointers handed out live
  * until sourcemap__free().  Nothing prints.  Errors: -EINVAL (malformed,
@@ -78,10 +79,14 @@ int sourcemap__lookup(const struct sourcemap *sm, uint32_t line, uint32_t column
  * name of gen_name_len characters (its last part: "c" of "s.c"): the
  * nearest segment on that line at or before column that has a name and
  * whose generated identifier, gen_name_len columns long, ends at most
- * SOURCEMAP_NAME_SLACK columns before column and not after it.  Segments
+ * SOURCEMAP_NAME_SLACK columns before column and not after it, with no
+ * other segment starting inside it (an identifier is one token).  Segments
  * in between without a name are stepped over (`f=(` has one at `=`);
- * a named one whose identifier would end after column (a parameter) too.
- * NULL when none is found (gen_name_len 0: anonymous, always NULL).
+ * a named one whose identifier would end after column (a parameter) too,
+ * and one followed by another segment within gen_name_len columns (a
+ * shorter identifier: `t` in `this.b=t}method(` when the method kept its
+ * name, which then has no named segment of its own).  NULL when none is
+ * found (gen_name_len 0: anonymous, always NULL).
  */
 const char *sourcemap__function_name(const struct sourcemap *sm, uint32_t line,
 				     uint32_t column, size_t gen_name_len);
@@ -113,8 +118,8 @@ bool sourcemap_check__matches(const struct sourcemap_check *c);
  * The URL of a script's source map: the value of the last
  * "//# sourceMappingURL=" (or the old "//@ sourceMappingURL=") comment on
  * a line of its own among the script's last lines (trailing whitespace
- * allowed after it), as V8 and DevTools take it.  true and
- * *url and *url_len (pointing into text), or false.
+ * allowed after it), as V8 and DevTools take it.  true and *url and
+ * *url_len (pointing into text), or false.
  */
 bool sourcemap__url_in_script(const char *text, size_t len, const char **url, size_t *url_len);
 

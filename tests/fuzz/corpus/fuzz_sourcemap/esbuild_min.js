@@ -1,0 +1,3 @@
+function c(n,t,r){let e=n;for(let o=0;o<r*2e3;o++)e=e*(1+t/2e3),e>1e12&&(e=n);return e}var s=class{constructor(t){this.brackets=t}marginalTaxFor(t){let r=0;for(let e=0;e<3e3;e++){let o=this.brackets[e%this.brackets.length];r+=t%(o+1)*.01}return r}};function i(n){let t=0;for(let r=0;r<40;r++)for(let e=0;e<n.length;e++){let o=n.charCodeAt(e);(o===32||o===44)&&t++}return t}var u=new s([10,20,30,45]),a="widget, 12, 3.50, gadget, 4, 19.99, gizmo, 7, 2.25 ".repeat(40),p={async fetch(n){let t=c(1e3,.05,10),r=u.marginalTaxFor(52e3),e=i(a);return new Response(`${t.toFixed(2)} ${r.toFixed(2)} ${e}
+`)}};export{p as default};
+//# sourceMappingURL=worker.js.map
