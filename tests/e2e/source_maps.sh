@@ -221,9 +221,11 @@ else
 fi
 
 # --- node: the map next to the script's path ---------------------------------------------
-# an ES module whose sourceMappingURL names the map beside it; node writes a
-# perf map only, so the script's text is read from its path (in the
-# process's root) and the map checked against it
+# an ES module whose sourceMappingURL names the map beside it; node's code
+# log has no script sources (no --log-source-code), so the script's text
+# is read from its path (in the process's root) and the map checked
+# against it.  The loop inlines everything into run.mjs: the code log says
+# what, and the inlined functions are mapped too.
 N=$T/node
 mkdir -p "$N"
 cp "$W/beside/worker.js" "$N/worker.mjs"
@@ -233,7 +235,8 @@ import w from "./worker.mjs";
 const end = Date.now() + 60000;
 while (Date.now() < end) await w.fetch(null);
 JS
-(cd "$N" && exec node --perf-basic-prof --interpreted-frames-native-stack run.mjs) >"$N/node.log" 2>&1 &
+(cd "$N" && exec node --perf-basic-prof --interpreted-frames-native-stack --log-code \
+	--logfile-per-isolate run.mjs) >"$N/node.log" 2>&1 &
 NODE_PID=$!
 PIDS+=("$NODE_PID")
 sleep 3

@@ -41,7 +41,14 @@
 #define DEFAULT_CHILD_MEMORY_MB 1024
 #define LISTEN_BACKLOG 128
 
-enum { OPT_MAX_CAPTURES = 0x100, OPT_RATE_LIMIT, OPT_USER, OPT_CHILD_MEMORY, OPT_NO_GC_PROBES };
+enum {
+	OPT_MAX_CAPTURES = 0x100,
+	OPT_RATE_LIMIT,
+	OPT_USER,
+	OPT_CHILD_MEMORY,
+	OPT_NO_GC_PROBES,
+	OPT_SOURCE_MAPS,
+};
 
 struct serve_env {
 	const char *listen;
@@ -52,6 +59,7 @@ struct serve_env {
 	unsigned int rate_window_s;
 	unsigned int child_memory_mb;
 	bool no_gc_probes;
+	const char *source_maps;
 };
 
 static const struct argp_option serve_options[] = {
@@ -70,6 +78,9 @@ static const struct argp_option serve_options[] = {
 	{ "max-captures", OPT_MAX_CAPTURES, "N", 0, "Captures running at once (default 4)", 0 },
 	{ "rate-limit", OPT_RATE_LIMIT, "N/SECONDS", 0,
 	  "At most N captures per SECONDS, as a token bucket (default 60/300)", 0 },
+	{ "source-maps", OPT_SOURCE_MAPS, "DIR", 0,
+	  "Captures also look for scripts' source maps in DIR (record --source-maps; "
+	  "docs/source-maps.md)", 0 },
 	{ "no-gc-probes", OPT_NO_GC_PROBES, NULL, 0,
 	  "Captures without uprobes on V8's garbage collector (record --no-gc-probes)", 0 },
 	{ 0 },
@@ -102,6 +113,12 @@ static error_t serve_parse(int key, char *arg, struct argp_state *state)
 		if (options__uint(arg, 1, 64, &env->max_captures))
 			argp_error(state,
 				   "--max-captures must be an integer from 1 to 64, not '%s'", arg);
+		break;
+	case OPT_SOURCE_MAPS:
+		/* captures run elsewhere: the directory by its absolute path */
+		env->source_maps = realpath(arg, NULL);
+		if (!env->source_maps)
+			argp_error(state, "--source-maps %s: %s", arg, strerror(errno));
 		break;
 	case OPT_NO_GC_PROBES:
 		env->no_gc_probes = true;
@@ -406,6 +423,7 @@ int cmd_serve(int argc, char **argv)
 	ho.max_captures = env.max_captures;
 	ho.child_memory = (uint64_t)env.child_memory_mb << 20;
 	ho.no_gc_probes = env.no_gc_probes;
+	ho.source_maps = env.source_maps;
 
 	/* every thread and the helper inherit this mask: only sigwait() below sees them */
 	sigemptyset(&set);

@@ -654,6 +654,7 @@ static void run_capture(struct job *j)
 	const struct privsep_req *r = &j->req;
 	char dir[PATH_MAX], file[PATH_MAX + 16], dur[32], type[16];
 	char *script_arg = NULL, *version_arg = NULL, *ns_arg = NULL, *actor_arg = NULL;
+	char *maps_arg = NULL;
 	struct daemon_child ch;
 	struct stat st;
 	uint32_t flags;
@@ -683,13 +684,16 @@ static void run_capture(struct job *j)
 		if (asprintf(&actor_arg, "--actor=%s", r->actor_id) < 0)
 			actor_arg = NULL;
 	}
-	if (!script_arg || !version_arg || (r->namespace_id[0] && (!ns_arg || !actor_arg))) {
+	if (j->h->o->source_maps && asprintf(&maps_arg, "--source-maps=%s", j->h->o->source_maps) < 0)
+		maps_arg = NULL;
+	if (!script_arg || !version_arg || (r->namespace_id[0] && (!ns_arg || !actor_arg)) ||
+	    (j->h->o->source_maps && !maps_arg)) {
 		job_release_slot(j);
 		reply_failed(j->fd, -ENOMEM);
 		goto out;
 	}
 	{
-		char *argv[14] = { "isoprof", "record", script_arg, version_arg, dur, type,
+		char *argv[15] = { "isoprof", "record", script_arg, version_arg, dur, type,
 				   "-q", "-o", file };
 		int argc = 9;
 
@@ -697,6 +701,8 @@ static void run_capture(struct job *j)
 			argv[argc++] = "--no-gc-probes";
 		if (r->raw)
 			argv[argc++] = "--raw";
+		if (maps_arg)
+			argv[argc++] = maps_arg;
 		if (ns_arg) {
 			argv[argc++] = ns_arg;
 			argv[argc++] = actor_arg;
@@ -734,6 +740,7 @@ out:
 	free(version_arg);
 	free(ns_arg);
 	free(actor_arg);
+	free(maps_arg);
 	/* the HTTP process holds the file open: the directory can go now */
 	daemon__remove_dir(dir);
 }

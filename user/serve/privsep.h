@@ -141,6 +141,7 @@ struct privsep_helper_opts {
 	unsigned int max_captures;
 	uint64_t child_memory;		/* RLIMIT_DATA of children in bytes; 0: none */
 	bool no_gc_probes;		/* captures run `record --no-gc-probes` */
+	const char *source_maps;	/* ... `record --source-maps DIR`; NULL: none */
 	FILE *log;
 	/* a unix socket the daemon listens on: removed at exit if it is still that file */
 	const char *unix_path;
