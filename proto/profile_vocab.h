@@ -4,7 +4,7 @@
  * writer (cpu_profile, record_v8, v8profile) and every reader (top,
  * crosscheck, flame, the web page's pprof.js by the same spelling) uses
  * these, so a label or class renamed here is renamed everywhere.
- * docs/isolates-and-classes.md and SPEC §5 describe what they mean.
+ * docs/isolates-and-classes.md describes what they mean.
  */
 #ifndef ISOPROF_PROTO_PROFILE_VOCAB_H
 #define ISOPROF_PROTO_PROFILE_VOCAB_H
@@ -45,7 +45,7 @@
 /* V8's name for a function without one; pprof shows it as the name. */
 #define FRAME_NAME_ANONYMOUS "(anonymous)"
 
-/* Where a sample's cost goes (SPEC §5); the class label's values. */
+/* Where a sample's cost goes (docs/isolates-and-classes.md); the class label's values. */
 enum sample_class {
 	CLASS_JS = 0,
 	CLASS_V8_BUILTIN,

@@ -6,7 +6,7 @@
  *
  * Files are named "isolate-0x<isolate address>-<pid>-<basename>", e.g.
  * isolate-0x55d5c8a0e000-12345-v8.log.  One event per line, fields split
- * on ',' (see V8-FORMATS.md 2.3, 2.4).  Used here:
+ * on ',' (docs/formats.md).  Used here:
  *   v8-version,<major>,<minor>,<build>,<patch>[,<embedder>],<candidate>
  *   code-creation,<tag>,<kind>,<time>,0x<start>,<size>,<name>[,0x<sfi>,<marker>]
  *   code-move,0x<from>,0x<to>           (also bytecode arrays moved by GC)

@@ -61,7 +61,7 @@ enum v8name_kind {
 	V8NAME_OTHER,		 /* Stub, Handler, Callback, IC tags, any other tag */
 };
 
-/* What the marker says about the code; see V8-FORMATS.md 1.4. */
+/* What the marker says about the code; see docs/formats.md. */
 enum v8name_tier {
 	V8NAME_TIER_NONE = 0,	  /* "": builtins, stubs, optimization-disabled code */
 	V8NAME_TIER_INTERPRETED,  /* "~": Ignition (or its per-function trampoline) */

@@ -2,7 +2,7 @@
 /*
  * workerd_config: the services of a workerd config in Cap'n Proto text
  * format (`workerd serve config.capnp [constName]`), as far as isoprof
- * needs them to name isolates (SPEC §12, docs/attribution.md "Services
+ * needs them to name isolates (docs/attribution.md "Services
  * and Durable Objects"): each service's name, its worker's modules (name,
  * kind, and the source of JavaScript modules) and its Durable Object
  * namespaces (className, uniqueKey).

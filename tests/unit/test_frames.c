@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests for user/attribute/frames: frames symbolized once and
- * classified, and the cost class of a sample on each stack (SPEC §5):
+ * classified, and the cost class of a sample on each stack (docs/isolates-and-classes.md):
  * gc anywhere on the stack, js / builtin / v8 / native / kernel leaves,
  * idle (no isolate, on the way to sleep), V8's deoptimizer, and the
  * functions optimized code inlined.  Samples go through a real

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * attribution: which isolate each sample belongs to, and what that isolate
- * is (SPEC §5).
+ * is (docs/isolates-and-classes.md).
  *
  * Samples are grouped by (pid, isolate pointer read in BPF); isolate 0 is
  * "outside any isolate": a thread that has not entered one (V8 platform

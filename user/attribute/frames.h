@@ -5,7 +5,7 @@
  * Each distinct (process, address) becomes one frame (symbolized through
  * the symbolizer, with a frame class), and each stored stack a list of
  * frame indices, leaf first, with the cost class of a sample taken on it
- * (SPEC §5).  Every profile written from the capture (one per isolate, the
+ * (docs/isolates-and-classes.md).  Every profile written from the capture (one per isolate, the
  * whole capture) reuses this work.
  *
  * Cost classes of a sample:

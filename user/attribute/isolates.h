@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * isolates: what a (pid, V8 isolate address) is to a platform engineer:
- * which worker or script it runs and which version (SPEC §5, docs/attribution.md).
+ * which worker or script it runs and which version (docs/attribution.md).
  *
  * Sources, best first:
  *   - the isolate's V8 code log (isolate-0x<addr>-<pid>-v8.log, see v8log.h):

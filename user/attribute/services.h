@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * services: workerd's service names and Durable Object namespaces for
- * isolates, from the config each workerd process runs (SPEC §12,
- * docs/attribution.md "Services and Durable Objects").
+ * isolates, from the config each workerd process runs
+ * (docs/attribution.md "Services and Durable Objects").
  *
  * The config is found from the process's command line
  * (`workerd serve [OPTIONS] CONFIG [CONST]`, /proc/PID/cmdline) and its

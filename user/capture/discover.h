@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * discover: the V8 runtime processes on this host, recognized by what their
- * binaries contain, not by their names (SPEC §4, §6 `isoprof targets`).
+ * binaries contain, not by their names (`isoprof targets`: docs/attribution.md).
  *
  * A process is a V8 runtime when its executable, or failing that one of the
  * objects it maps (libnode.so), defines v8::internal::g_current_isolate_
@@ -66,7 +66,7 @@ struct discover_proc;
  */
 void discover_proc__file_opts(const struct discover_proc *p, struct safe_open_opts *o);
 
-/* Where the current isolate lives, for reading it from BPF (SPEC §3). */
+/* Where the current isolate lives, for reading it from BPF (docs/isolates-and-classes.md). */
 struct discover_tls {
 	bool found;		/* the object defines DISCOVER_TLS_SYMBOL */
 	bool in_executable;	/* ... and it is the main executable */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * inspector_addr: where a V8 runtime's inspector listens (SPEC §6
+ * inspector_addr: where a V8 runtime's inspector listens (docs/v8-profiler.md,
  * `isoprof targets`), for discover.
  *
  * The address the command line asks for (inspector_addr__parse_flag()) is

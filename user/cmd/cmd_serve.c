@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * isoprof serve: the on-demand profiling daemon (SPEC §9, docs/daemon.md).
+ * isoprof serve: the on-demand profiling daemon (docs/daemon.md).
  * Options, the token, the listening socket, the privilege split (the
  * helper forked, then this process dropped to --user; user/serve/privsep.h)
  * and signals; the server itself is user/serve/server.h.
@@ -373,7 +373,7 @@ int cmd_serve(int argc, char **argv)
 	struct argp argp = {
 		.options = serve_options,
 		.parser = serve_parse,
-		.doc = "Serve the on-demand profiling API (SPEC §9) and the capture page.\v"
+		.doc = "Serve the on-demand profiling API (docs/daemon.md) and the capture page.\v"
 		       "POST /accounts/ACCOUNT/workers/workers/SCRIPT/versions/VERSION/profile "
 		       "with {\"duration_ms\": N, \"profile_type\": \"cpu\"|\"heap\"} runs "
 		       "`isoprof record` on that script and returns its pprof; GET /v1/targets is "

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
- * isoprof targets: the V8 runtime processes on this host (SPEC §6), what
+ * isoprof targets: the V8 runtime processes on this host (README.md, docs/attribution.md), what
  * each offers a capture (perf map, code logs, inspector), the TLS offset of
  * its current isolate, and, from each isolate's code log, its scripts with
  * their SHA-256.  A table for people, --json for programs (strings that

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * api: the pure part of `isoprof serve`'s HTTP API (SPEC §9,
+ * api: the pure part of `isoprof serve`'s HTTP API (docs/daemon.md,
  * docs/daemon.md): routes, the profile request body, the error codes (and
  * the one for each exit status of `isoprof record`) and the JSON failure
  * envelope, and the small checks the daemon makes on headers (bearer

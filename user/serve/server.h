@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * server: the HTTP side of `isoprof serve` (SPEC §9, docs/daemon.md) over
+ * server: the HTTP side of `isoprof serve` (docs/daemon.md) over
  * libmicrohttpd: routing (api.h), the token and browser checks, the page's
  * files (web_assets.h), and captures and the target list, which it asks
  * the privileged helper for (privsep.h) and streams from the descriptor

@@ -2,7 +2,7 @@
 /*
  * inspector: a Chrome DevTools Protocol client for the V8 inspectors of
  * node (--inspect) and workerd (--inspector-addr), used to drive V8's own
- * CPU and sampling heap profilers (SPEC §8, V8-FORMATS §4, §5).
+ * CPU and sampling heap profilers (docs/inspector-client.md, docs/formats.md).
  *
  * What it does:
  *   - inspector__list(): HTTP GET /json/list from host:port (a minimal

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * v8capture: V8's own profilers, driven through the runtimes' inspectors
- * over the window of a capture (SPEC §7, §8; docs/crosscheck.md).
+ * over the window of a capture (docs/v8-profiler.md, docs/crosscheck.md).
  *
  * For each runtime process the caller adds, every inspector target (workerd:
  * one per service; node: its main thread) gets a session, and the profiler
