@@ -788,9 +788,37 @@ static int parse_root(struct sm_parse *ps, struct json_object *root)
 	return build_lines(sm);
 }
 
+/*
+ * JSON values outside strings, counted on the text: json-c builds an
+ * object of some 80 bytes for each, so a map of 256 MiB of "names":
+ * ["a","a",...] would take gigabytes before any check could see it.
+ */
+static size_t count_values(const char *json, size_t len)
+{
+	size_t n = 1;
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = json[i];
+
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+		} else if (c == '"') {
+			in_string = true;
+		} else if (c == ',' || c == '[' || c == '{') {
+			n++;
+		}
+	}
+	return n;
+}
+
 static struct json_object *parse_json(const char *json, size_t len, int *ret, char *err,
 				      size_t errlen)
 {
+	size_t values;
 	struct json_tokener *tok;
 	struct json_object *o;
 	enum json_tokener_error jerr;
@@ -803,6 +831,13 @@ static struct json_object *parse_json(const char *json, size_t len, int *ret, ch
 	if (nul) {
 		errmsg__set(err, errlen, "JSON text contains a NUL byte at offset %zu",
 			    (size_t)(nul - json));
+		return NULL;
+	}
+	values = count_values(json, len);
+	if (values > SOURCEMAP_MAX_VALUES) {
+		*ret = -E2BIG;
+		errmsg__set(err, errlen, "more than %u JSON values (%zu)", SOURCEMAP_MAX_VALUES,
+			    values);
 		return NULL;
 	}
 	tok = json_tokener_new_ex(SM_JSON_DEPTH);

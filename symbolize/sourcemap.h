@@ -9,7 +9,8 @@
  * fetches).  "sourcesContent" is not kept.  A map is a file another user
  * controls: every field is checked (types, index ranges, VLQ overflow,
  * segments of 1, 4 or 5 fields only), sizes are capped (SOURCEMAP_MAX_BYTES
- * of JSON, SOURCEMAP_MAX_SEGMENTS segments), and an error says where
+ * of JSON, SOURCEMAP_MAX_VALUES values in it, SOURCEMAP_MAX_SEGMENTS
+ * segments), and an error says where
  * ("mappings: line 3, segment 12: source index 9 out of range (4 sources)").
  *
  * Positions are 0-based lines and columns, columns in UTF-16 code units, as
@@ -31,6 +32,8 @@
 
 #define SOURCEMAP_MAX_BYTES (256u << 20)	/* JSON text of one map */
 #define SOURCEMAP_MAX_SEGMENTS (32u << 20)
+/* JSON values (names, sources, sections...): what json-c's tree may hold */
+#define SOURCEMAP_MAX_VALUES (2u << 20)
 
 /*
  * How far before a function's position (V8's: the '(' of its parameters)

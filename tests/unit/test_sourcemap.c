@@ -802,6 +802,39 @@ static void test_deep_json(void **state)
 	free(json);
 }
 
+/*
+ * Many small values: json-c would build an object for each before any
+ * check ran; refused on the text.  Commas inside strings (mappings) do not
+ * count.
+ */
+static void test_many_values(void **state)
+{
+	size_t n = SOURCEMAP_MAX_VALUES + 1, len;
+	char *json = malloc(4 * n + 128);
+	struct sourcemap *sm = NULL;
+	char err[256] = "";
+
+	(void)state;
+	assert_non_null(json);
+	len = (size_t)sprintf(json, "{\"version\":3,\"sources\":[],\"names\":[");
+	for (size_t i = 0; i < n; i++) {
+		memcpy(json + len, i ? ",\"a\"" : "\"a\"", i ? 4 : 3);
+		len += i ? 4 : 3;
+	}
+	len += (size_t)sprintf(json + len, "],\"mappings\":\"\"}");
+	assert_int_equal(sourcemap__parse(json, len, &sm, err, sizeof(err)), -E2BIG);
+	assert_non_null(strstr(err, "JSON values"));
+	assert_null(sm);
+	/* the same count of commas inside one string is one value */
+	len = (size_t)sprintf(json, "{\"version\":3,\"sources\":[],\"names\":[],\"x\":\"");
+	memset(json + len, ',', n);
+	len += n;
+	len += (size_t)sprintf(json + len, "\",\"mappings\":\"\"}");
+	assert_int_equal(sourcemap__parse(json, len, &sm, err, sizeof(err)), 0);
+	sourcemap__free(sm);
+	free(json);
+}
+
 /* --- the sourceMappingURL comment --- */
 
 static void expect_url(const char *text, const char *want)
@@ -1011,6 +1044,7 @@ int main(void)
 		cmocka_unit_test(test_index_map),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_deep_json),
+		cmocka_unit_test(test_many_values),
 		cmocka_unit_test(test_url_in_script),
 		cmocka_unit_test(test_data_url),
 		cmocka_unit_test(test_clean_source),

@@ -22,6 +22,11 @@
 
 /* A script's file or map read from a target, or from DIR. */
 #define SOURCE_MAPS_FILE_MAX SOURCEMAP_MAX_BYTES
+/*
+ * The maps one capture decodes, in bytes of JSON: each map is kept for the
+ * capture (V8's side is mapped after isoprof's), about 20 bytes a segment.
+ */
+#define SOURCE_MAPS_DECODE_MAX (1ull << 30)
 
 struct sm_script {
 	pid_t pid;
@@ -36,6 +41,7 @@ struct sm_script {
 
 struct source_maps {
 	struct source_maps_opts o;
+	uint64_t decoded;		/* bytes of JSON decoded so far */
 	struct sm_script *scripts;
 	size_t nr, cap;
 	struct index_table by_key;
@@ -218,13 +224,21 @@ static void file_name(const char *s, size_t len, char *buf, size_t buflen)
  * Try a candidate's JSON: parsed, and checked against the script's text
  * when there is one.  1 used, 0 not (a problem noted), -ENOMEM.
  */
-static int try_map(struct sm_script *e, const char *json, size_t len, const char *where,
-		   const char *text, size_t text_len)
+static int try_map(struct source_maps *sms, struct sm_script *e, const char *json, size_t len,
+		   const char *where, const char *text, size_t text_len)
 {
 	struct sourcemap *map = NULL;
 	struct sourcemap_check c;
 	char err[256] = "";
-	int rc = sourcemap__parse(json, len, &map, err, sizeof(err));
+	int rc;
+
+	if (len > SOURCE_MAPS_DECODE_MAX - sms->decoded) {
+		set_problem(e, "%s: not decoded: the capture's source maps reached their cap of "
+			    "%llu MiB", where, (unsigned long long)(SOURCE_MAPS_DECODE_MAX >> 20));
+		return 0;
+	}
+	sms->decoded += len;
+	rc = sourcemap__parse(json, len, &map, err, sizeof(err));
 
 	if (rc == -ENOMEM)
 		return rc;
@@ -275,37 +289,43 @@ static int try_file(struct source_maps *sms, struct sm_script *e, const char *pa
 		set_problem(e, "%s: %s", path, why);
 	if (rc)
 		return 0;
-	rc = try_map(e, json, len, path, text, text_len);
+	rc = try_map(sms, e, json, len, path, text, text_len);
 	free(json);
 	return rc;
 }
 
-/* The script's text and file: workerd's config, the code log, or the path. */
-static int script_text(struct source_maps *sms, struct sm_script *e, uint64_t isolate,
+/*
+ * The script's text and file.  The text V8 runs is the code log's, when it
+ * has it (a file may have changed since the runtime read it); else the
+ * file's: workerd's module, as its config names it, or node's path.
+ */
+static int script_text(struct source_maps *sms, struct sm_script *e,
 		       const struct v8log_script *logged, char **owned, const char **text,
 		       size_t *len, char **file)
 {
 	char why[160];
 	const char *path;
+	size_t file_len;
 	int rc;
 
 	*owned = *file = NULL;
 	*text = NULL;
 	*len = 0;
-	if (sms->o.services && service_map__config(sms->o.services, e->pid)) {
-		rc = service_map__module_text(sms->o.services, e->pid, e->service, e->script, owned,
-					      len, file, why, sizeof(why));
-		if (rc == -ENOMEM)
-			return rc;
-		if (!rc) {
-			*text = *owned;
-			return 0;
-		}
-	}
-	(void)isolate;
 	if (logged && logged->source) {
 		*text = logged->source;
 		*len = logged->source_len;
+	}
+	if (sms->o.services && service_map__config(sms->o.services, e->pid)) {
+		rc = service_map__module_text(sms->o.services, e->pid, e->service, e->script, owned,
+					      &file_len, file, why, sizeof(why));
+		if (rc == -ENOMEM)
+			return rc;
+		if (!rc && !*text) {
+			*text = *owned;
+			*len = file_len;
+		}
+		if (!rc)
+			return 0;
 	}
 	path = script_path(e->script);
 	if (path && !*text) {
@@ -353,7 +373,7 @@ static int find_map(struct source_maps *sms, struct sm_script *e, uint64_t isola
 	int rc = 0;
 
 	if (e->pid) {
-		rc = script_text(sms, e, isolate, logged, &owned, &text, &len, &file);
+		rc = script_text(sms, e, logged, &owned, &text, &len, &file);
 		if (rc)
 			goto out;
 	}
@@ -371,7 +391,7 @@ static int find_map(struct source_maps *sms, struct sm_script *e, uint64_t isola
 			set_problem(e, "inline source map: not a readable data: URL");
 			rc = 0;
 		} else {
-			rc = try_map(e, json, json_len, "inline", text, len);
+			rc = try_map(sms, e, json, json_len, "inline", text, len);
 			if (rc)
 				goto out;
 		}
@@ -419,8 +439,16 @@ static int find_map(struct source_maps *sms, struct sm_script *e, uint64_t isola
 		if (!e->map)
 			set_problem(e, "no source map for it in %s", sms->o.dir);
 	} else if (url && !e->map && !e->problem) {
-		set_problem(e, "its source map %.*s%s was not found", (int)(url_len > 200 ? 200 : url_len),
-			    url, url_len > 200 ? "..." : "");
+		int n = url_len > 200 ? 200 : (int)url_len;
+
+		if (!file && !is_data_url(url, url_len))
+			set_problem(e, "its source map %.*s%s: the script's own file is not known "
+				    "(several services have a module of its name, or no path), so "
+				    "nothing beside it was looked at; give --source-maps DIR", n, url,
+				    url_len > 200 ? "..." : "");
+		else
+			set_problem(e, "its source map %.*s%s was not found", n, url,
+				    url_len > 200 ? "..." : "");
 	}
 out:
 	free(json);
