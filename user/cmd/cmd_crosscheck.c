@@ -14,12 +14,14 @@
 #include <string.h>
 
 #include "user/cmd/commands.h"
+#include "user/cmd/source_maps_cmd.h"
 #include "user/v8/crosscheck.h"
 
 enum {
 	OPT_TOP = 0x100,
 	OPT_JSON,
 	OPT_ISOLATE,
+	OPT_SOURCE_MAPS,
 };
 
 struct crosscheck_env {
@@ -28,6 +30,7 @@ struct crosscheck_env {
 	long top;
 	bool json;
 	const char *isolate;
+	const char *source_maps;
 };
 
 static const struct argp_option crosscheck_options[] = {
@@ -35,6 +38,9 @@ static const struct argp_option crosscheck_options[] = {
 	{ "json", OPT_JSON, NULL, 0, "Print the report as one JSON object", 0 },
 	{ "isolate", OPT_ISOLATE, "ADDR", 0,
 	  "Compare only this isolate of the isoprof profile (its `isolate` label)", 0 },
+	{ "source-maps", OPT_SOURCE_MAPS, "DIR", 0,
+	  "Name both profiles' JS functions from the source maps in DIR first, so that they "
+	  "are compared in the same names (docs/source-maps.md)", 0 },
 	{ 0 },
 };
 
@@ -55,6 +61,9 @@ static error_t crosscheck_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_ISOLATE:
 		env->isolate = arg;
+		break;
+	case OPT_SOURCE_MAPS:
+		env->source_maps = arg;
 		break;
 	case ARGP_KEY_ARG:
 		if (env->nfiles == 2)
@@ -103,7 +112,16 @@ int cmd_crosscheck(int argc, char **argv)
 			fprintf(stderr, "isoprof: crosscheck: %s: %s\n", env.files[i], msg);
 			goto out;
 		}
+		if (env.source_maps &&
+		    source_maps_cmd__apply_profile(&prof[i], env.source_maps, env.files[i]))
+			goto out;
 	}
+	/* like with like: one side in the authors' names and the other minified is no match */
+	if (source_maps_cmd__is_mapped(prof[0]) != source_maps_cmd__is_mapped(prof[1]))
+		fprintf(stderr, "isoprof: note: crosscheck: %s has JS functions named from source "
+			"maps and %s has none: give --source-maps DIR to compare them in the same "
+			"names\n", env.files[source_maps_cmd__is_mapped(prof[0]) ? 0 : 1],
+			env.files[source_maps_cmd__is_mapped(prof[0]) ? 1 : 0]);
 	if (is_v8[0] && !is_v8[1])
 		isoprof_idx = 1;
 	opts.roles_guessed = is_v8[0] == is_v8[1];
