@@ -26,10 +26,12 @@ export WORKERD
 if [ -n "${QUICK:-}" ]; then
 	OVH="2 2" PIPE="1 6" START="1 1" ACC="1 2" KERN="1 3" LOSS="1 3" SCALE="1 300" GCP="2 3"
 	CAUSAL="1 4 typescript:getMergedSymbol:300 acorn:fullCharCodeAtPos:10"
+	SMAP="2 5"
 else
 	OVH="6 4" PIPE="3 50" START="5 2" ACC="3 4" KERN="3 5" LOSS="2 10" SCALE="3 10 100 300 1000"
 	GCP="5 5"
 	CAUSAL="3 8"
+	SMAP="5 20"
 fi
 
 for tool in wrk perf node strace go; do
@@ -77,6 +79,7 @@ section() {
 	section "9. The GC probes' cost to the target" gcprobe.sh $GCP
 	section "10. JS names from V8's heap: the BPF program's cost" jsnames.sh $KERN
 	section "11. Causal accuracy on real code (known cost in one function)" causal.sh $CAUSAL
+	section "12. Source maps: decoding a real bundle's map" sourcemaps.sh $SMAP
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086
@@ -101,7 +104,7 @@ row() {
 }
 
 targets() {
-	local iso perf v8 o99 pr rss rssmax win st stc sta stp kr krs lost total v
+	local iso perf v8 o99 pr rss rssmax win st stc sta stp kr krs lost total v smp smr sma smc
 	iso=$(get overhead_isoprof-1000) perf=$(get overhead_perf-1000) v8=$(get overhead_v8-1ms)
 	o99=$(get overhead_isoprof-99)
 	pr=$(get pipeline_ratio) rss=$(get pipeline_rss_mb) rssmax=$(get pipeline_rss_max_mb)
@@ -148,6 +151,13 @@ targets() {
 	row "causal accuracy (no target): TypeScript's getMergedSymbol with a known cost" \
 		"true share $(get causal_typescript_getMergedSymbol_truth)%; isoprof with a code log $(get causal_typescript_getMergedSymbol_log)%, V8's profiler $(get causal_typescript_getMergedSymbol_v8)%" \
 		"–"
+	smp=$(get sourcemap_parse_ratio) smr=$(get sourcemap_rss_ratio) sma=$(get sourcemap_agree)
+	smc=$(get sourcemap_compared)
+	v=$(holds "$smp <= 1.0 && $smr <= 1.0 && $smc > 0 && $sma == $smc")
+	[ "$v" = met ] && v="$v$(margin ", parse %.1fx faster" "1 / $smp")"
+	row "source maps: isoprof's parse time and memory at most node 20's, and the same original file and line" \
+		"parse $(fmt "$smp" %.2f)x node's (CPU $(fmt "$(get sourcemap_parse_cpu_ratio)" %.2f)x), peak RSS growth $(fmt "$smr" %.2f)x (heap kept $(fmt "$(get sourcemap_heap_ratio)" %.2f)x), lookups $(fmt "$(get sourcemap_lookup_ratio)" %.2f)x; agree at $sma of $smc positions" \
+		"$v"
 }
 
 loss() {
