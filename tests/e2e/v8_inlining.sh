@@ -100,8 +100,12 @@ n=$(from_code after)
 check "after --v8: chain B's inlined frames come from the code objects (${n:-0} samples)" \
 	test "${n:-0}" -ge 500
 after_leaf=$(share_of leafB "$T/after.top")
-check "after --v8: leafB's share within 5 points of leafA's before ($after_leaf% vs $before_leaf%)" \
-	awk -v a="$after_leaf" -v b="$before_leaf" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 30 && d <= 5) }'
+# Two chains in two phases of one process: leafA's share alone moves by up
+# to 8 points between fresh processes with the same flags (69-72% in some,
+# 76-78% in others), isoprof's build aside.  Without the code objects
+# leafB has none of its own (below).
+check "after --v8: leafB's share within 10 points of leafA's before ($after_leaf% vs $before_leaf%)" \
+	awk -v a="$after_leaf" -v b="$before_leaf" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 30 && d <= 10) }'
 # what a capture without the code objects shows of the same code: its
 # inlined functions charged to their caller (docs/v8-profiler.md)
 "$ISOPROF" record -q --no-calibrate --state-dir "$T/none" --pid $np --duration-ms 2000 \
