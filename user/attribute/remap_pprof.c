@@ -219,12 +219,18 @@ int remap_pprof__apply(struct source_maps *sms, const uint8_t *in, size_t len, u
 		       size_t *out_len, size_t *mapped, char *err, size_t errlen)
 {
 	struct remap r = { 0 };
+	struct pprof_profile *view;
 	Perftools__Profiles__Profile *p;
 	int rc = 0;
 
 	*out = NULL;
 	*out_len = 0;
 	*mapped = 0;
+	/* what the reader refuses (its checks are pprof's) is not a profile here either */
+	rc = pprof_profile__parse(in, len, &view, err, errlen);
+	if (rc)
+		return rc;
+	pprof_profile__free(view);
 	p = perftools__profiles__profile__unpack(NULL, len, in);
 	if (!p) {
 		errmsg__set(err, errlen, "not a pprof profile");
@@ -268,6 +274,21 @@ int remap_pprof__apply(struct source_maps *sms, const uint8_t *in, size_t len, u
 		goto out;
 	}
 	perftools__profiles__profile__pack(p, *out);
+	/*
+	 * protobuf-c keeps fields it does not know and writes them back as it
+	 * read them, not always decodably (a tag of field 0 in a long varint):
+	 * what cannot be read again is refused, not handed on.
+	 */
+	rc = pprof_profile__parse(*out, *out_len, &view, err, errlen);
+	if (rc) {
+		free(*out);
+		*out = NULL;
+		*out_len = 0;
+		errmsg__set(err, errlen, "the profile cannot be written back: malformed fields");
+		rc = -EINVAL;
+		goto out;
+	}
+	pprof_profile__free(view);
 out:
 	index_table__release(&r.added_strings);
 	index_table__release(&r.by_id);
