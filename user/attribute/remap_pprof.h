@@ -14,8 +14,9 @@
  * name and position; each Line the original line of its position.
  *
  * in is a raw (not gzip'd) pprof; *out is the caller's (malloc'd).
- * Returns 0 (with *mapped, the functions renamed), -EINVAL with err (not
- * a valid pprof), -ENOMEM.  Nothing prints.
+ * Returns 0 (with *mapped, the Lines renamed), the pprof reader's error
+ * with err (-EBADMSG not a protobuf, -EINVAL a broken invariant, or one
+ * that protobuf-c cannot write back), -ENOMEM.  Nothing prints.
  */
 #ifndef ISOPROF_ATTRIBUTE_REMAP_PPROF_H
 #define ISOPROF_ATTRIBUTE_REMAP_PPROF_H
