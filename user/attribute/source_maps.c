@@ -407,6 +407,12 @@ static int find_map(struct source_maps *sms, struct sm_script *e, uint64_t isola
 			u += 7;
 			ulen -= 7;
 		}
+		/* "worker.js.map?v=3": a query or fragment names no file */
+		for (size_t i = 0; i < ulen; i++)
+			if (u[i] == '?' || u[i] == '#') {
+				ulen = i;
+				break;
+			}
 		if (u[0] == '/')
 			n = snprintf(path, sizeof(path), "%.*s", (int)ulen, u);
 		else
