@@ -257,6 +257,21 @@ lines=$(grep -oE '(computeCompoundInterest|marginalTaxFor|tokenizeInvoiceLines) 
 check "node: line-level, the three functions' samples on $lines distinct TypeScript lines" test "$lines" -ge 5
 check "node: computeCompoundInterest and tokenizeInvoiceLines at their .ts files" \
 	bash -c "grep -qE 'computeCompoundInterest (app/)?src/pricing\\.ts:[0-9]+' '$T/node.lines' && grep -qE 'tokenizeInvoiceLines (app/)?src/text\\.ts:[0-9]+' '$T/node.lines'"
+# hostile: the map beside the script is a FIFO, then a symlink to a file
+# root alone may read; each is refused with a note, nothing blocks, and the
+# capture is written with the generated names
+rm -f "$N/worker.js.map"
+mkfifo "$N/worker.js.map"
+timeout 60 "$ISOPROF" record --pid "$NODE_PID" --duration-ms 1500 -o "$T/fifo.pb.gz" >/dev/null 2>"$T/fifo.err"
+rc=$?
+check "node: a FIFO for the map: refused with a note, the capture written (exit $rc)" \
+	bash -c "test $rc -eq 0 && test -s '$T/fifo.pb.gz' && grep -qE 'note: source map: pid [0-9]+: .*worker\\.js\\.map: .*FIFO' '$T/fifo.err'"
+rm -f "$N/worker.js.map"
+ln -s /etc/shadow "$N/worker.js.map"
+timeout 60 "$ISOPROF" record --pid "$NODE_PID" --duration-ms 1500 -o "$T/link.pb.gz" >/dev/null 2>"$T/link.err"
+rc=$?
+check "node: a symlink to /etc/shadow for the map: refused with a note (exit $rc)" \
+	bash -c "test $rc -eq 0 && grep -qE 'note: source map: pid [0-9]+: .*worker\\.js\\.map: symlink refused' '$T/link.err'"
 kill "$NODE_PID" 2>/dev/null
 rm -f "/tmp/perf-$NODE_PID.map"
 

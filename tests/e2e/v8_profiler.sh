@@ -69,11 +69,13 @@ v8_files_ok() {
 	else
 		fail "$name: both profiles" "missing or unreadable in $dir: $(ls "$dir" | tr '\n' ' ')"
 	fi
+	# V8's sampler thread competes for the two CPUs with the busy worker: a
+	# quiet isolate's profile has had as few as 92 samples in 4 s under CI
 	if [ -n "$v8json" ] && python3 -c '
 import json, sys
 p = json.load(open(sys.argv[1]))
 assert p["nodes"][0]["callFrame"]["functionName"] == "(root)"
-assert len(p["samples"]) == len(p["timeDeltas"]) > 100
+assert len(p["samples"]) == len(p["timeDeltas"]) > 20
 assert p["endTime"] > p["startTime"]
 ' "$v8json"; then
 		pass "$name: V8's .cpuprofile as returned (root, samples, timeDeltas)"
