@@ -73,7 +73,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 .DELETE_ON_ERROR:
 # Keep the BPF objects: their -MMD files name the headers the skeletons depend on.
 .SECONDARY: $(BPF_OBJS)
-.PHONY: all clean check test unit fixtures fuzz fuzzers demo bench setup check-deps
+.PHONY: all clean check test unit fixtures fuzz fuzzers demo bench setup check-deps FORCE
 
 all: $(BUILD)/isoprof
 
@@ -91,6 +91,17 @@ WEB_ASSETS := user/report/web/index.html user/report/web/isoprof.css user/report
 	      user/report/web/flame.js user/report/web/app.js
 $(OBJ)/user/report/web_assets.o: $(WEB_ASSETS)
 $(OBJ)/user/v8/calibration.o: user/v8/calibration/calib.js
+
+# The build's version (`isoprof --version`): git's description of the
+# checkout, "unknown" outside one.  Rewritten only when it changes, so a
+# commit relinks the tool without rebuilding the rest.
+ISOPROF_VERSION := $(shell git describe --always --dirty --tags --abbrev=12 2>/dev/null || echo unknown)
+$(GEN)/version.h: FORCE
+	$(Q)mkdir -p $(GEN)
+	$(Q)printf '#define ISOPROF_VERSION "%s"\n' '$(ISOPROF_VERSION)' > $@.new && \
+		{ cmp -s $@.new $@ && rm -f $@.new || mv -f $@.new $@; }
+$(OBJ)/user/cmd/main.o: $(GEN)/version.h
+FORCE:
 
 # The pprof schema's generated header is included through proto/'s headers
 # almost everywhere: every object waits for it (order-only; -MMD records the

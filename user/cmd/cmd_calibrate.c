@@ -21,7 +21,6 @@
 enum {
 	OPT_STATE_DIR = 0x100,
 	OPT_RUN_MS,
-	OPT_JSON,
 };
 
 struct calibrate_env {
@@ -37,7 +36,7 @@ static const struct argp_option calibrate_options[] = {
 	  "/BUILD-ID", 0 },
 	{ "run-ms", OPT_RUN_MS, "MS", 0, "How long the workload runs while sampled (default 3000)",
 	  0 },
-	{ "json", OPT_JSON, NULL, 0, "Print the result as one JSON object", 0 },
+	{ "json", 'j', NULL, 0, "Print the result as one JSON object", 0 },
 	{ 0 },
 };
 
@@ -58,7 +57,7 @@ static error_t calibrate_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--run-ms must be 500..60000, not '%s'", arg);
 		env->run_ms = (unsigned int)v;
 		break;
-	case OPT_JSON:
+	case 'j':
 		env->json = true;
 		break;
 	case ARGP_KEY_ARG:

@@ -31,7 +31,6 @@
 enum {
 	OPT_FROM = 0x100,
 	OPT_TO,
-	OPT_RAW,
 	OPT_SAMPLE_INDEX,
 	OPT_HEAP_INTERVAL,
 	OPT_SOURCE_MAPS,
@@ -54,7 +53,7 @@ static const struct argp_option convert_options[] = {
 	  "Output format: pprof, cpuprofile or folded (default: from OUT's extension: "
 	  ".pb.gz .pb .pprof, .cpuprofile .json, .folded .txt)",
 	  0 },
-	{ "raw", OPT_RAW, NULL, 0, "Write pprof uncompressed (default: gzip)", 0 },
+	{ "raw", 'r', NULL, 0, "Write pprof uncompressed (default: gzip)", 0 },
 	{ "sample-index", OPT_SAMPLE_INDEX, "N|NAME", 0,
 	  "Sample type whose values folded output counts (default: the profile's default)", 0 },
 	{ "heap-interval", OPT_HEAP_INTERVAL, "BYTES", 0,
@@ -94,7 +93,7 @@ static error_t convert_parse(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--to must be pprof, cpuprofile or folded, not '%s'",
 				   arg);
 		break;
-	case OPT_RAW:
+	case 'r':
 		env->raw = true;
 		break;
 	case OPT_SAMPLE_INDEX:

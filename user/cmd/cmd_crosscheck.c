@@ -19,7 +19,6 @@
 
 enum {
 	OPT_TOP = 0x100,
-	OPT_JSON,
 	OPT_ISOLATE,
 	OPT_SOURCE_MAPS,
 };
@@ -35,7 +34,7 @@ struct crosscheck_env {
 
 static const struct argp_option crosscheck_options[] = {
 	{ "top", OPT_TOP, "N", 0, "Functions in the top table of each side (default 10)", 0 },
-	{ "json", OPT_JSON, NULL, 0, "Print the report as one JSON object", 0 },
+	{ "json", 'j', NULL, 0, "Print the report as one JSON object", 0 },
 	{ "isolate", OPT_ISOLATE, "ADDR", 0,
 	  "Compare only this isolate of the isoprof profile (its `isolate` label)", 0 },
 	{ "source-maps", OPT_SOURCE_MAPS, "DIR", 0,
@@ -56,7 +55,7 @@ static error_t crosscheck_parse(int key, char *arg, struct argp_state *state)
 		if (errno || end == arg || *end || env->top < 1 || env->top > 100000)
 			argp_error(state, "--top must be a positive integer, not '%s'", arg);
 		break;
-	case OPT_JSON:
+	case 'j':
 		env->json = true;
 		break;
 	case OPT_ISOLATE:

@@ -21,7 +21,7 @@
 #define MAX_FREQUENCY_HZ 20000
 
 enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NO_GC_PROBES, OPT_JSON, OPT_NAMESPACE, OPT_ACTOR,
-       OPT_STATE_DIR, OPT_NO_CALIBRATE, OPT_SOURCE_MAPS };
+       OPT_STATE_DIR, OPT_NO_CALIBRATE, OPT_SOURCE_MAPS, OPT_VERSION };
 
 #define ACTOR_ID_LEN 64
 
@@ -45,7 +45,7 @@ static const struct argp_option record_options[] = {
 	{ "actor", OPT_ACTOR, "ID", 0,
 	  "With --namespace: the object's id (64 hex digits); the profile covers every "
 	  "object of the namespace in that isolate", 0 },
-	{ "version", 'V', "ID|latest", 0,
+	{ "version", OPT_VERSION, "ID|latest", 0,
 	  "With --script: a version id (prefix) or label, or latest", 0 },
 	{ "version-labels", 'L', "FILE", 0,
 	  "Map (script, version id) to deployment versions (see docs/attribution.md)", 0 },
@@ -60,7 +60,7 @@ static const struct argp_option record_options[] = {
 	  "(needs --out-dir)", 0 },
 	{ "inspector", OPT_INSPECTOR, "HOST:PORT", 0,
 	  "The target's inspector (loopback only), when isoprof cannot find it", 0 },
-	{ "json", OPT_JSON, NULL, 0,
+	{ "json", 'j', NULL, 0,
 	  "Also print the summary as JSON on stdout (samples, isolates, their classes and "
 	  "GC pauses)", 0 },
 	{ "no-gc-probes", OPT_NO_GC_PROBES, NULL, 0,
@@ -116,7 +116,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case 's':
 		env->script = arg;
 		break;
-	case 'V':
+	case OPT_VERSION:
 		env->version = arg;
 		break;
 	case 'L':
@@ -158,7 +158,7 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 	case OPT_SOURCE_MAPS:
 		env->source_maps = arg;
 		break;
-	case OPT_JSON:
+	case 'j':
 		env->json = true;
 		break;
 	case ARGP_KEY_END:

@@ -48,6 +48,7 @@ enum {
 	OPT_CHILD_MEMORY,
 	OPT_NO_GC_PROBES,
 	OPT_SOURCE_MAPS,
+	OPT_TOKEN_FILE,
 };
 
 struct serve_env {
@@ -66,7 +67,7 @@ static const struct argp_option serve_options[] = {
 	{ "listen", 'l', "ADDR:PORT", 0,
 	  "Address to listen on (default " DEFAULT_LISTEN "; [::1]:PORT for IPv6; unix:PATH "
 	  "for a unix socket, mode 0600).  A non-loopback address needs --token-file", 0 },
-	{ "token-file", 't', "FILE", 0,
+	{ "token-file", OPT_TOKEN_FILE, "FILE", 0,
 	  "Require 'Authorization: Bearer TOKEN' on every API request; TOKEN is the file's "
 	  "first line, at least 32 characters.  The file must not be readable by group or "
 	  "others", 0 },
@@ -95,7 +96,7 @@ static error_t serve_parse(int key, char *arg, struct argp_state *state)
 	case 'l':
 		env->listen = arg;
 		break;
-	case 't':
+	case OPT_TOKEN_FILE:
 		env->token_file = arg;
 		break;
 	case OPT_USER:

@@ -43,6 +43,8 @@
  */
 #define LOG_READ_MAX (256ULL << 20)
 
+enum { OPT_SAMPLE_MS = 0x100 };
+
 struct targets_env {
 	bool json;
 	long sample_ms;
@@ -56,7 +58,7 @@ static const struct argp_option targets_options[] = {
 	{ "requests", 'R', NULL, OPTION_HIDDEN,
 	  "List once per byte read on stdin, in frames (isoprof serve's helper)", 0 },
 	{ "pid", 'p', "PID", 0, "Only this process; repeatable", 0 },
-	{ "sample-ms", 's', "MS", 0,
+	{ "sample-ms", OPT_SAMPLE_MS, "MS", 0,
 	  "Also sample the runtimes for MS milliseconds (BPF, 1000 Hz) and show each "
 	  "isolate's recent samples", 0 },
 	{ 0 },
@@ -73,7 +75,7 @@ static error_t targets_parse(int key, char *arg, struct argp_state *state)
 	case 'R':
 		env->requests = true;
 		break;
-	case 's':
+	case OPT_SAMPLE_MS:
 		if (options__long(arg, 1, 10000, &env->sample_ms))
 			argp_error(state, "--sample-ms must be an integer from 1 to 10000, not '%s'",
 				   arg);

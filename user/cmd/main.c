@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* isoprof: host-level, eBPF-assisted profiler for V8 runtimes. */
 #include <argp.h>
+#include <bpf/libbpf.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 
 #include "user/capture/caps.h"
 #include "user/cmd/commands.h"
+#include "version.h"
 
 const char *isoprof_command_line = "";
 
@@ -37,14 +39,6 @@ static const struct {
 	  false },
 };
 
-static void usage(FILE *out)
-{
-	fprintf(out, "Usage: isoprof COMMAND [OPTION...]\n\nCommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fprintf(out, "\n'isoprof COMMAND --help' describes each command's options.\n");
-}
-
 static char *join_args(int argc, char **argv)
 {
 	size_t len = 1;
@@ -62,35 +56,86 @@ static char *join_args(int argc, char **argv)
 	return s;
 }
 
-int main(int argc, char **argv)
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void usage(FILE *out)
+{
+	fprintf(out, "Usage: isoprof COMMAND [OPTION...]\n"
+		     "       isoprof help COMMAND | --version\n\nCommands:\n");
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out, "\n'isoprof help COMMAND' (or 'isoprof COMMAND --help') describes each "
+		     "command's options.\n");
+}
+
+/* Like bpftool -V: the build's own version and the libbpf it runs with. */
+static void print_version(void)
+{
+	printf("isoprof %s\n", ISOPROF_VERSION);
+	printf("libbpf %s (built against %d.%d)\n", libbpf_version_string(),
+	       LIBBPF_MAJOR_VERSION, LIBBPF_MINOR_VERSION);
+}
+
+static int find_command(const char *name)
+{
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return (int)i;
+	return -1;
+}
+
+static int run_command(size_t i, int argc, char **argv)
 {
 	char *cmdline, program[64];
 	int ret;
+
+	if (commands[i].file_tool && (ret = caps__start(CAPS_NOTHING, 0))) {
+		fprintf(stderr, "isoprof: cannot drop privileges: %s\n", strerror(-ret));
+		return 1;
+	}
+	cmdline = join_args(argc, argv);
+	isoprof_command_line = cmdline ? cmdline : argv[0];
+	/* argp names the program after argv[0]: "isoprof top: ..." in its messages */
+	snprintf(program, sizeof(program), "isoprof %s", commands[i].name);
+	argv[1] = program;
+	ret = commands[i].run(argc - 1, argv + 1);
+	free(cmdline);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	int i;
 
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
 	}
-	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-		usage(stdout);
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V") ||
+	    !strcmp(argv[1], "version")) {
+		print_version();
 		return 0;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		if (strcmp(argv[1], commands[i].name))
-			continue;
-		if (commands[i].file_tool && (ret = caps__start(CAPS_NOTHING, 0))) {
-			fprintf(stderr, "isoprof: cannot drop privileges: %s\n", strerror(-ret));
-			return 1;
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		char *help_argv[] = { argv[0], NULL, "--help", NULL };
+
+		if (argc < 3 || strcmp(argv[1], "help")) {
+			usage(stdout);
+			return 0;
 		}
-		cmdline = join_args(argc, argv);
-		isoprof_command_line = cmdline ? cmdline : argv[0];
-		/* argp names the program after argv[0]: "isoprof top: ..." in its messages */
-		snprintf(program, sizeof(program), "isoprof %s", commands[i].name);
-		argv[1] = program;
-		ret = commands[i].run(argc - 1, argv + 1);
-		free(cmdline);
-		return ret;
+		i = find_command(argv[2]);
+		if (i < 0 || argc > 3) {
+			fprintf(stderr, argc > 3 ? "isoprof: help takes one command\n"
+						 : "isoprof: no command '%s'\n", argv[2]);
+			usage(stderr);
+			return 2;
+		}
+		help_argv[1] = argv[2];
+		return run_command((size_t)i, 3, help_argv);
 	}
+	i = find_command(argv[1]);
+	if (i >= 0)
+		return run_command((size_t)i, argc, argv);
 	fprintf(stderr, "isoprof: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;
