@@ -73,7 +73,7 @@ FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzzers/%,$(FUZZ_SRCS))
 .DELETE_ON_ERROR:
 # Keep the BPF objects: their -MMD files name the headers the skeletons depend on.
 .SECONDARY: $(BPF_OBJS)
-.PHONY: all clean check test unit fixtures fuzz fuzzers demo bench setup check-deps FORCE
+.PHONY: all clean check test unit fixtures fuzz fuzzers demo bench setup check-deps check-deps-demo FORCE
 
 all: $(BUILD)/isoprof
 
@@ -175,12 +175,15 @@ fuzz:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/fuzz FUZZ=1 fuzzers
 
 setup:
-	$(Q)bash scripts/setup.sh
+	$(Q)bash scripts/setup.sh test
 
-# Runs setup only when a tool or library is missing, so `make test` and
-# `make demo` work alone on a fresh host.
+# Run setup only when a tool or library is missing, so `make test` and
+# `make demo` work alone on a fresh host; the demo installs only what it
+# needs (no Go, Chromium, perf or fuzzer runtime).
 check-deps:
-	$(Q)bash scripts/setup.sh --check-only >/dev/null 2>&1 || bash scripts/setup.sh
+	$(Q)bash scripts/setup.sh --check-only test >/dev/null 2>&1 || bash scripts/setup.sh test
+check-deps-demo:
+	$(Q)bash scripts/setup.sh --check-only demo >/dev/null 2>&1 || bash scripts/setup.sh demo
 
 # The developer loop: guards and unit tests, ASan+UBSan, no root, no BPF.
 check:
@@ -193,7 +196,7 @@ test: check-deps
 	$(Q)$(MAKE) --no-print-directory fuzz
 	$(Q)bash tests/run.sh
 
-demo: check-deps
+demo: check-deps-demo
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bash scripts/demo.sh
 

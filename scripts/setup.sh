@@ -1,34 +1,70 @@
 #!/usr/bin/env bash
-# Installs every Debian package isoprof's build, tests and demo need.
-# Idempotent; run as root.  `--check-only` only reports what is missing
-# (exit 1 if anything is), which `make test` and `make demo` use to decide
-# whether to run this script at all.
+# Installs the Debian packages isoprof needs, for one purpose:
+#
+#   scripts/setup.sh [demo]     what `make` and `make demo` need: the build's
+#                               compilers and libraries, and the demo's load
+#                               (wrk, curl) and npm (workerd comes from npm)
+#   scripts/setup.sh test       all of the above, and what the tests and the
+#                               benchmarks add: cmocka, the fuzzer runtime,
+#                               go (go tool pprof reads every profile),
+#                               linux-perf, chromium, strace...
+#
+# Idempotent; run as root.  `--check-only` (before the purpose) only reports
+# what is missing (exit 1 if anything is), which `make demo` and `make test`
+# use to decide whether to run this script at all.
 set -euo pipefail
 
-PACKAGES=(
-	make gcc clang llvm pkg-config binutils
+DEMO_PACKAGES=(
+	make gcc clang pkg-config binutils git
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	protobuf-c-compiler libprotobuf-c-dev libiberty-dev
 	libjson-c-dev libmicrohttpd-dev
-	libcmocka-dev libclang-rt-14-dev
-	golang-go linux-perf wrk procps curl nodejs python3
+	wrk curl nodejs procps ca-certificates
+)
+TEST_PACKAGES=(
+	llvm libcmocka-dev libclang-rt-14-dev
+	golang-go linux-perf python3
 	strace time iproute2 util-linux
 	chromium
 )
 
 # command or file that proves each need is met
-CHECKS=(
-	"cmd:gcc" "cmd:clang" "cmd:make" "cmd:bpftool" "cmd:protoc-c" "cmd:go"
-	"cmd:perf" "cmd:wrk" "cmd:objcopy" "cmd:strip" "cmd:curl" "cmd:node" "cmd:npm" "cmd:python3"
-	"cmd:strace" "file:/usr/bin/time" "cmd:ip" "cmd:ss" "cmd:unshare" "cmd:setpriv" "cmd:prlimit"
-	"file:/usr/bin/chromium"
+DEMO_CHECKS=(
+	"cmd:gcc" "cmd:clang" "cmd:make" "cmd:bpftool" "cmd:protoc-c" "cmd:objcopy"
+	"cmd:wrk" "cmd:curl" "cmd:node" "cmd:npm"
 	"file:/usr/include/bpf/libbpf.h" "file:/usr/include/libelf.h"
 	"file:/usr/include/gelf.h" "file:/usr/include/zlib.h"
 	"file:/usr/include/protobuf-c/protobuf-c.h"
-	"file:/usr/include/libiberty/demangle.h" "file:/usr/include/cmocka.h"
+	"file:/usr/include/libiberty/demangle.h"
 	"file:/usr/include/json-c/json.h" "file:/usr/include/microhttpd.h"
+)
+TEST_CHECKS=(
+	"cmd:go" "cmd:perf" "cmd:strip" "cmd:python3"
+	"cmd:strace" "file:/usr/bin/time" "cmd:ip" "cmd:ss" "cmd:unshare" "cmd:setpriv" "cmd:prlimit"
+	"file:/usr/bin/chromium" "file:/usr/include/cmocka.h"
 	"glob:/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"
 )
+
+CHECK_ONLY=
+if [ "${1:-}" = "--check-only" ]; then
+	CHECK_ONLY=1
+	shift
+fi
+PURPOSE=${1:-demo}
+case $PURPOSE in
+demo)
+	PACKAGES=("${DEMO_PACKAGES[@]}")
+	CHECKS=("${DEMO_CHECKS[@]}")
+	;;
+test)
+	PACKAGES=("${DEMO_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+	CHECKS=("${DEMO_CHECKS[@]}" "${TEST_CHECKS[@]}")
+	;;
+*)
+	echo "usage: scripts/setup.sh [--check-only] [demo|test]" >&2
+	exit 2
+	;;
+esac
 
 missing() {
 	local c ok=0
@@ -42,7 +78,7 @@ missing() {
 	return $ok
 }
 
-if [ "${1:-}" = "--check-only" ]; then
+if [ -n "$CHECK_ONLY" ]; then
 	missing
 	exit $?
 fi
@@ -67,4 +103,4 @@ if ! command -v npm >/dev/null 2>&1; then
 	apt-get install -y -q --no-install-recommends npm
 fi
 missing >&2 || { echo "scripts/setup.sh: still missing the above after install" >&2; exit 1; }
-echo "scripts/setup.sh: all build and test dependencies present"
+echo "scripts/setup.sh: everything $PURPOSE needs is present"
