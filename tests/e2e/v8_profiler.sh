@@ -60,8 +60,8 @@ crosscheck_ok() {
 # v8_files_ok NAME DIR SCRIPTGLOB: isoprof's and V8's profiles of one isolate
 v8_files_ok() {
 	local name=$1 dir=$2 glob=$3 mine v8pb v8json
-	mine=$(ls "$dir"/$glob-cpu.pb.gz 2>/dev/null | grep -v -- '-v8-cpu' | head -1)
-	v8pb=$(ls "$dir"/$glob-v8-cpu.pb.gz 2>/dev/null | head -1)
+	mine=$(ls "$dir"/$glob-cpu.pb.gz 2>/dev/null | head -1)
+	v8pb=$(ls "$dir"/$glob-cpu.v8.pb.gz 2>/dev/null | head -1)
 	v8json=$(ls "$dir"/$glob-v8.cpuprofile 2>/dev/null | head -1)
 	if [ -n "$mine" ] && [ -n "$v8pb" ] && [ -n "$v8json" ] &&
 		pprof_top "$v8pb" >/dev/null && pprof_top "$mine" >/dev/null; then

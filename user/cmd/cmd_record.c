@@ -56,8 +56,9 @@ static const struct argp_option record_options[] = {
 	  "the inspector (allocations during the window, every 512 KiB)", 0 },
 	{ "v8", OPT_V8, NULL, 0,
 	  "Also run V8's own CPU profiler (inspector) on the same isolates over the same "
-	  "window, save its .cpuprofile and pprof beside isoprof's, and cross-check them "
-	  "(needs --out-dir)", 0 },
+	  "window, save its profile beside isoprof's (<stem>-v8.cpuprofile, "
+	  "<stem>-cpu.v8.pb.gz) and cross-check them (<stem>-crosscheck.json; needs "
+	  "--out-dir)", 0 },
 	{ "inspector", OPT_INSPECTOR, "HOST:PORT", 0,
 	  "The target's inspector (loopback only), when isoprof cannot find it", 0 },
 	{ "json", OPT_JSON, NULL, 0,

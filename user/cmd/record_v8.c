@@ -560,7 +560,14 @@ static int crosscheck_one(const struct capture *c, const struct isolate_group *g
 	return err;
 }
 
-/* Write one mapped or unmapped V8 profile; with a group, cross-check it too. */
+/*
+ * Write one mapped or unmapped V8 profile; with a group, cross-check it too.
+ *
+ * Names: a glob on isoprof's own profiles (*-cpu.pb.gz) never matches
+ * V8's, whose files all carry "v8": <stem>-cpu.v8.pb.gz and
+ * <stem>-v8.cpuprofile.  Heap profiles are only V8's (isoprof has no heap
+ * sampler of its own), so <stem>-heap.pb.gz names no other file.
+ */
 static int write_result(struct capture *c, struct v8_result *r, const struct isolate_group *g,
 			ssize_t group, const char *only_output)
 {
@@ -572,7 +579,7 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	int err;
 
 	if (g) {
-		snprintf(suffix, sizeof(suffix), heap ? "heap.pb%s" : "v8-cpu.pb%s", gz);
+		snprintf(suffix, sizeof(suffix), heap ? "heap.pb%s" : "cpu.v8.pb%s", gz);
 		err = record__group_path(c, g, suffix, path, sizeof(path));
 		if (!err)
 			err = record__group_path(c, g, heap ? "v8.heapprofile" : "v8.cpuprofile",
@@ -585,7 +592,7 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	} else {
 		fileio__name_part(r->target->id, id, sizeof(id));
 		snprintf(path, sizeof(path), "%s/v8-%d-%s-%s.pb%s", c->env->out_dir ? c->env->out_dir : ".",
-			 r->target->pid, id, heap ? "heap" : "cpu", gz);
+			 r->target->pid, id, heap ? "heap" : "cpu.v8", gz);
 		snprintf(raw_path, sizeof(raw_path), "%s/v8-%d-%s.%s",
 			 c->env->out_dir ? c->env->out_dir : ".", r->target->pid, id,
 			 heap ? "heapprofile" : "cpuprofile");
