@@ -62,8 +62,8 @@ static const struct argp_option record_options[] = {
 	{ "inspector", OPT_INSPECTOR, "HOST:PORT", 0,
 	  "The target's inspector (loopback only), when isoprof cannot find it", 0 },
 	{ "json", OPT_JSON, NULL, 0,
-	  "Also print the summary as JSON on stdout (samples, isolates, their classes and "
-	  "GC pauses)", 0 },
+	  "Also print the summary as JSON on stdout, and nothing else there (samples, "
+	  "isolates, their classes and GC pauses, V8's cross-checks)", 0 },
 	{ "no-gc-probes", OPT_NO_GC_PROBES, NULL, 0,
 	  "No uprobes on V8's garbage collector: no GC pauses per isolate, and GC jobs on "
 	  "V8's platform threads stay outside isolates", 0 },
@@ -325,13 +325,14 @@ static void finish(struct capture *c)
 	}
 	if (c->env->type == RECORD_CPU)
 		record_summary__print(c, &cnt, process_ms);
-	if (c->env->type == RECORD_CPU && c->env->json && record_summary__print_json(c, &cnt))
-		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
 	if (c->env->bpf_stats)
 		record_summary__print_bpf_stats(c, &cnt);
 	c->exit_status = RECORD_EXIT_OK;
 	if ((c->env->v8 || c->env->type == RECORD_HEAP) && record_v8__finish(c))
 		record__set_exit(c, RECORD_EXIT_FAILED);
+	/* after V8's side: the JSON carries its cross-checks and files */
+	if (c->env->type == RECORD_CPU && c->env->json && record_summary__print_json(c, &cnt))
+		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
 }
 
 int cmd_record(int argc, char **argv)

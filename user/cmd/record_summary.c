@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * record's summary: what a --type cpu capture wrote and how it went, on
- * stderr after the profiles; see record.h.
+ * stderr after the profiles, and with --json on stdout; see record.h.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -582,6 +582,7 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 		json_object_put(groups);
 		return -ENOMEM;
 	}
+	err |= json__put(root, "type", json_object_new_string("cpu"));
 	err |= json__put(root, "window_s",
 			 json_object_new_double((c->window_end_ns - c->window_start_ns) / 1e9));
 	err |= json__put(root, "frequency_hz", json_object_new_int64(c->env->frequency_hz));
@@ -627,7 +628,7 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 		err |= json__append(groups, o);
 	}
 	err |= json__put(root, "isolates", groups);
-	/* V8's side (--v8): known before its profiles are written, which come after */
+	/* V8's side (--v8): its profilers' answers, files and cross-checks */
 	if (c->v8)
 		err |= json__put(root, "v8", record_v8__json(c));
 	if (!err)
@@ -635,3 +636,4 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 	json_object_put(root);
 	return err ? (err < 0 ? err : -ENOMEM) : 0;
 }
+
