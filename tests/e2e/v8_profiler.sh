@@ -286,6 +286,13 @@ if [ $rc -eq 0 ] && awk -v s="$share" 'BEGIN { exit !(s > 50) }'; then
 else
 	fail "node heap profile" "exit $rc, allocBig $share% of alloc_space"
 fi
+# the summary names the same function with the same share, to the rounding
+summary=$(sed -nE 's/^  .* top allocBig \(.*alloc_hot\.js:[0-9]+\): .*, ([0-9.]+)% of its bytes$/\1/p' "$T/nh.err")
+if [ -n "$summary" ] && awk -v a="$summary" -v b="$share" 'BEGIN { d = a - b; exit !(d < 0.2 && d > -0.2) }'; then
+	pass "node heap: the summary's top function is allocBig, $summary% (go tool pprof: $share%)"
+else
+	fail "node heap summary" "'$summary'% against $share%: $(grep -A2 'heap:' "$T/nh.err")"
+fi
 
 # no inspector at all
 node "$TOP/tests/fixtures/js/two_hot.js" 0 8 "$T/truth2.txt" &

@@ -62,8 +62,9 @@ static const struct argp_option record_options[] = {
 	{ "inspector", OPT_INSPECTOR, "HOST:PORT", 0,
 	  "The target's inspector (loopback only), when isoprof cannot find it", 0 },
 	{ "json", OPT_JSON, NULL, 0,
-	  "Also print the summary as JSON on stdout, and nothing else there (samples, "
-	  "isolates, their classes and GC pauses, V8's cross-checks)", 0 },
+	  "Also print the summary as JSON on stdout, and nothing else there (cpu: samples, "
+	  "isolates, their classes and GC pauses, V8's cross-checks; heap: bytes per isolate "
+	  "and its top allocating function)", 0 },
 	{ "no-gc-probes", OPT_NO_GC_PROBES, NULL, 0,
 	  "No uprobes on V8's garbage collector: no GC pauses per isolate, and GC jobs on "
 	  "V8's platform threads stay outside isolates", 0 },
@@ -294,6 +295,14 @@ static int drop_privileges(const struct record_env *env)
 	return err;
 }
 
+/* --type heap: the summary once V8's profiles are written, as text and with --json. */
+static void print_heap_summary(const struct capture *c)
+{
+	record_summary__print_heap(c);
+	if (c->env->json && record_summary__print_heap_json(c))
+		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
+}
+
 /* After the window: the profiles, the summary, V8's side.  Sets the exit status. */
 static void finish(struct capture *c)
 {
@@ -314,6 +323,8 @@ static void finish(struct capture *c)
 		/* what V8 collected is kept even so, under the inspector's target names */
 		if (c->v8)
 			record_v8__finish(c);
+		if (c->env->type == RECORD_HEAP)
+			print_heap_summary(c);
 		return;
 	}
 	record_profiles__find_new_code_logs(c);
@@ -333,6 +344,8 @@ static void finish(struct capture *c)
 	/* after V8's side: the JSON carries its cross-checks and files */
 	if (c->env->type == RECORD_CPU && c->env->json && record_summary__print_json(c, &cnt))
 		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
+	if (c->env->type == RECORD_HEAP)
+		print_heap_summary(c);
 }
 
 int cmd_record(int argc, char **argv)

@@ -8,7 +8,8 @@
  *   record_profiles.c  isoprof's profiles: the isolates' code logs, samples
  *                      attributed to isolates, --script selection, the pprof
  *                      files written with their comments
- *   record_summary.c   the summary a --type cpu capture prints at the end
+ *   record_summary.c   the summary printed at the end: a --type cpu
+ *                      capture's, or a --type heap capture's per isolate
  *   record_v8.c        V8's side: V8's profilers through the inspector, their
  *                      profiles, the mapping to isolates and the cross-check
  *   record.c           the helpers they share
@@ -31,6 +32,7 @@
 #include <sys/types.h>
 
 #include "lib/safe_open.h"
+#include "proto/heap_summary.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize/v8layout.h"
 #include "user/attribute/attribution.h"
@@ -129,6 +131,8 @@ struct v8_outcome {
 	char *check_path;		/* the cross-check's JSON; NULL: none */
 	struct json_object *crosscheck;	/* its key numbers (crosscheck__key_json()); NULL: none */
 	char *skipped;			/* --type cpu: why there is no cross-check; NULL: there is */
+	bool has_heap;			/* --type heap: heap holds the written profile's totals */
+	struct heap_summary heap;
 };
 
 struct capture {
@@ -323,6 +327,14 @@ void record_summary__print(const struct capture *c, const struct isoprof_counter
  * -errno of writing.
  */
 int record_summary__print_json(const struct capture *c, const struct isoprof_counters *cnt);
+/*
+ * --type heap: per isolate, the heap profile written, largest first: what
+ * V8 counted as allocated, the allocations it sampled and the function that
+ * allocated most itself; then the totals.  On stderr.
+ */
+void record_summary__print_heap(const struct capture *c);
+/* --type heap --json: the same as one JSON object on stdout.  0, -ENOMEM or -EIO. */
+int record_summary__print_heap_json(const struct capture *c);
 /* --bpf-stats: the BPF program's run time. */
 void record_summary__print_bpf_stats(const struct capture *c, const struct isoprof_counters *cnt);
 
@@ -345,8 +357,8 @@ void record_v8__collect(struct capture *c);
  */
 struct json_object *record_v8__json(const struct capture *c);
 /*
- * V8's profiles converted, mapped to isolates, written and cross-checked
- * (--type cpu), into c->v8_outcomes.  The
+ * V8's profiles converted, mapped to isolates, written, cross-checked
+ * (--type cpu) or summed up (--type heap), into c->v8_outcomes.  The
  * cross-check's text goes to stdout, or with --json to stderr.
  */
 int record_v8__finish(struct capture *c);

@@ -629,7 +629,8 @@ static int crosscheck_one(const struct capture *c, const struct v8_target *t, ss
 }
 
 /*
- * Write one mapped or unmapped V8 profile; with a group, cross-check it too.
+ * Write one mapped or unmapped V8 profile; with a group, cross-check it too
+ * (--type cpu), or sum it up (--type heap).
  *
  * Names: a glob on isoprof's own profiles (*-cpu.pb.gz) never matches
  * V8's, whose files all carry "v8": <stem>-cpu.v8.pb.gz and
@@ -689,6 +690,12 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 		}
 		if (o && !(o->raw_path = strdup(raw_path)))
 			return -ENOMEM;
+	}
+	if (heap && o) {
+		err = heap_summary__compute(r->profile, &o->heap);
+		if (err)
+			return err;
+		o->has_heap = true;
 	}
 	if (heap)
 		fprintf(stderr, "isoprof: wrote %s: V8 heap profile of '%s' (pid %d)%s%s\n", path,
@@ -1046,6 +1053,7 @@ void record_v8__free(struct capture *c)
 		free(o->check_path);
 		free(o->skipped);
 		json_object_put(o->crosscheck);
+		heap_summary__release(&o->heap);
 	}
 	free(c->v8_outcomes);
 	c->v8_outcomes = NULL;
