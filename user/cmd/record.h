@@ -125,12 +125,12 @@ struct json_object;
  * summaries: record_v8.c fills it, record_summary.c reads it.
  */
 struct v8_outcome {
-	const struct isolate_group *group;	/* its isolate; NULL: not mapped (or late, unknown) */
+	const struct isolate_group *group;	/* its isolate; NULL: none known */
 	char *path;			/* the pprof written; NULL: none */
 	char *raw_path;			/* V8's profile as returned; NULL: none */
 	char *check_path;		/* the cross-check's JSON; NULL: none */
 	struct json_object *crosscheck;	/* its key numbers (crosscheck__key_json()); NULL: none */
-	char *skipped;			/* --type cpu: why there is no cross-check; NULL: there is */
+	char *skipped;			/* --type cpu: why no cross-check; NULL: there is one */
 	bool has_heap;			/* --type heap: heap holds the written profile's totals */
 	struct heap_summary heap;
 };

@@ -710,15 +710,17 @@ static void print_heap_line(const struct capture *c, size_t k, int64_t total)
 	const struct heap_summary *h = &o->heap;
 	char bytes[32], top[32], where[64] = "";
 
+	/* workerd names isolates by service: said once when it is the script's name */
+	if (service && !strcmp(service, isolate_group__script(g)))
+		service = NULL;
 	if (g)
 		fprintf(stderr, "  isolate %s %s%s%s version %s (pid %u): ", g->isolate_str,
-			record__esc(isolate_group__script(g)),
-			service && strcmp(service, isolate_group__script(g)) ? ", service " : "",
-			service && strcmp(service, isolate_group__script(g)) ? record__esc(service) : "",
-			record__esc(isolate_group__version(g)), g->pid);
+			record__esc(isolate_group__script(g)), service ? ", service " : "",
+			service ? record__esc(service) : "", record__esc(isolate_group__version(g)),
+			g->pid);
 	else
-		fprintf(stderr, "  inspector target '%s' (pid %d), no isolate: ", record__esc(t->id),
-			t->pid);
+		fprintf(stderr, "  inspector target '%s' (pid %d), no isolate: ",
+			record__esc(t->id), t->pid);
 	fprintf(stderr, "%s %.1f%%, %" PRId64 " sampled object%s",
 		human_bytes(h->bytes, bytes, sizeof(bytes)), share_of(h->bytes, total), h->objects,
 		h->objects == 1 ? "" : "s");
@@ -787,7 +789,8 @@ static struct json_object *heap_top_json(const struct heap_summary *h)
 	err |= h->top_line ? json__put(o, "line", json_object_new_int64(h->top_line))
 			   : put_null(o, "line");
 	err |= json__put(o, "bytes", json_object_new_int64(h->top_bytes));
-	err |= json__put(o, "share", json_object_new_double(share_of(h->top_bytes, h->bytes) / 100));
+	err |= json__put(o, "share",
+			 json_object_new_double(share_of(h->top_bytes, h->bytes) / 100));
 	if (err) {
 		json_object_put(o);
 		return NULL;
@@ -813,7 +816,8 @@ static struct json_object *heap_isolate_json(const struct capture *c, size_t k, 
 	err |= json__put(o, "target", json__text(t->id));
 	err |= json__put(o, "bytes", json_object_new_int64(out->heap.bytes));
 	err |= json__put(o, "sampled_objects", json_object_new_int64(out->heap.objects));
-	err |= json__put(o, "share", json_object_new_double(share_of(out->heap.bytes, total) / 100));
+	err |= json__put(o, "share",
+			 json_object_new_double(share_of(out->heap.bytes, total) / 100));
 	err |= out->heap.top_name ? json__put(o, "top", heap_top_json(&out->heap))
 				  : put_null(o, "top");
 	err |= json__put(o, "file", json__text(out->path));

@@ -567,7 +567,8 @@ static FILE *crosscheck_stream(const struct capture *c)
 
 /* The key numbers of a cross-check written to json_path, with the files it compared. */
 static int keep_crosscheck(const struct capture *c, struct v8_outcome *o,
-			   const struct crosscheck_report *report, ssize_t group, const char *json_path)
+			   const struct crosscheck_report *report, ssize_t group,
+			   const char *json_path)
 {
 	const char *mine = c->group_paths ? c->group_paths[group] : NULL;
 	struct json_object *k = crosscheck__key_json(report);
@@ -685,7 +686,8 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 		err = json ? record__write_file(c, raw_path, json, len) : -ENOMEM;
 		if (err) {
 			fprintf(stderr, "isoprof: cannot write %s: %s\n", raw_path, strerror(-err));
-			skip_crosscheck(c, r->target, "cannot write %s: %s", raw_path, strerror(-err));
+			skip_crosscheck(c, r->target, "cannot write %s: %s", raw_path,
+					strerror(-err));
 			return err;
 		}
 		if (o && !(o->raw_path = strdup(raw_path)))
@@ -858,7 +860,8 @@ struct json_object *record_v8__json(const struct capture *c)
 			check = json_object_get(out->crosscheck);
 		} else if (out && out->skipped) {
 			check = json_object_new_object();
-			err |= check ? json__put(check, "skipped", json__text(out->skipped)) : -ENOMEM;
+			err |= check ? json__put(check, "skipped", json__text(out->skipped))
+				     : -ENOMEM;
 		}
 		err |= put_maybe(o, "crosscheck", check, check);
 		err |= json__append(list, o);
