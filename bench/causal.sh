@@ -67,7 +67,7 @@ profile() {
 			--out-dir "$out/pb" >"$out/record.out" 2>"$out/record.err"
 	fi
 	causal_stop
-	files=$(ls "$out"/pb/*-cpu.pb.gz 2>/dev/null | grep -v -- '-v8-cpu.pb.gz$')
+	files=$(ls "$out"/pb/*-cpu.pb.gz 2>/dev/null)
 	# shellcheck disable=SC2086
 	if [ -z "$files" ] || ! causal_main_thread "$out/main.pb.gz" "$pid" $files; then
 		note "causal: $cb $fn $mode: no profile: $(tail -2 "$out/record.err")"
@@ -76,7 +76,7 @@ profile() {
 	fi
 	read -r share how < <(causal_share "$out/main.pb.gz" "$fn")
 	v8=n/a
-	files=$(ls "$out"/pb/*-v8-cpu.pb.gz 2>/dev/null | head -1)
+	files=$(ls "$out"/pb/*-cpu.v8.pb.gz 2>/dev/null | head -1)
 	[ -n "$files" ] && read -r v8 _ < <(causal_share "$files" "$fn")
 	echo "$share $how $v8"
 }

@@ -68,7 +68,7 @@ if causal_start acorn "$T/changed" "$NM" $CAUSAL_FLAGS_LOG --logfile="$T/v8log/v
 	"$ISOPROF" record -q --pid "$CAUSAL_PID" --duration-ms 5000 --v8 --inspector="127.0.0.1:$port" \
 		--out-dir "$T/v8" >"$T/v8.out" 2>"$T/v8.err"
 	causal_stop
-	v8=$(ls "$T"/v8/*-v8-cpu.pb.gz 2>/dev/null | head -1)
+	v8=$(ls "$T"/v8/*-cpu.v8.pb.gz 2>/dev/null | head -1)
 	[ -n "$v8" ] && read -r v8share _ < <(causal_share "$v8" "$FN")
 fi
 echo "$FN: truth $truth%, isoprof with a code log $share% ($how), V8's profiler $v8share%"

@@ -277,7 +277,7 @@ rm -f "/tmp/perf-$NODE_PID.map"
 
 # --- V8's own profiler, mapped the same way (like with like) -------------------------------
 record v8 --v8 --script inline --inspector "127.0.0.1:$INSPECT" --out-dir "$T/v8"
-v8pb=$(ls "$T"/v8/*-v8-cpu.pb.gz 2>/dev/null | head -1)
+v8pb=$(ls "$T"/v8/*-cpu.v8.pb.gz 2>/dev/null | head -1)
 if [ -n "$v8pb" ]; then
 	pprof_top "$v8pb" >"$T/v8.top"
 	sed -n '/flat%/,+6p' "$T/v8.top"
@@ -296,5 +296,5 @@ assert hot[0]["isoprof_share"] > 0 and hot[0]["v8_share"] > 0, hot
 assert not [f for f in fns if f["function"] in ("c", "i")], [f["function"] for f in fns]
 PY
 else
-	fail "V8's profile" "no *-v8-cpu.pb.gz in $T/v8: $(ls "$T/v8" 2>&1 | tr '\n' ' ')"
+	fail "V8's profile" "no *-cpu.v8.pb.gz in $T/v8: $(ls "$T/v8" 2>&1 | tr '\n' ' ')"
 fi

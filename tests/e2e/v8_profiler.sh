@@ -60,8 +60,8 @@ crosscheck_ok() {
 # v8_files_ok NAME DIR SCRIPTGLOB: isoprof's and V8's profiles of one isolate
 v8_files_ok() {
 	local name=$1 dir=$2 glob=$3 mine v8pb v8json
-	mine=$(ls "$dir"/$glob-cpu.pb.gz 2>/dev/null | grep -v -- '-v8-cpu' | head -1)
-	v8pb=$(ls "$dir"/$glob-v8-cpu.pb.gz 2>/dev/null | head -1)
+	mine=$(ls "$dir"/$glob-cpu.pb.gz 2>/dev/null | head -1)
+	v8pb=$(ls "$dir"/$glob-cpu.v8.pb.gz 2>/dev/null | head -1)
 	v8json=$(ls "$dir"/$glob-v8.cpuprofile 2>/dev/null | head -1)
 	if [ -n "$mine" ] && [ -n "$v8pb" ] && [ -n "$v8json" ] &&
 		pprof_top "$v8pb" >/dev/null && pprof_top "$mine" >/dev/null; then
@@ -285,6 +285,13 @@ if [ $rc -eq 0 ] && awk -v s="$share" 'BEGIN { exit !(s > 50) }'; then
 	pass "node heap: allocBig has $share% of alloc_space"
 else
 	fail "node heap profile" "exit $rc, allocBig $share% of alloc_space"
+fi
+# the summary names the same function with the same share, to the rounding
+summary=$(sed -nE 's/^  .* top allocBig \(.*alloc_hot\.js:[0-9]+\): .*, ([0-9.]+)% of its bytes$/\1/p' "$T/nh.err")
+if [ -n "$summary" ] && awk -v a="$summary" -v b="$share" 'BEGIN { d = a - b; exit !(d < 0.2 && d > -0.2) }'; then
+	pass "node heap: the summary's top function is allocBig, $summary% (go tool pprof: $share%)"
+else
+	fail "node heap summary" "'$summary'% against $share%: $(grep -A2 'heap:' "$T/nh.err")"
 fi
 
 # no inspector at all

@@ -261,6 +261,24 @@ static void test_tvd_rho_and_one_side(void **state)
 	assert_int_equal(json_object_get_int(get(j, "isoprof.samples")), 100);
 	assert_float_equal(num(j, "isoprof.rate_hz"), 50.0, 1e-9);	/* 100 in 2 s */
 	assert_false(json_object_get_boolean(get(j, "agree")));
+	/* the key numbers (record --json): the same values under the same names */
+	{
+		static const char *const same[] = { "verdict", "agree", "agree_physical",
+						    "agree_no_osr", "tvd", "noise_floor",
+						    "tvd_threshold", "spearman", "top_isoprof",
+						    "top_v8", "same_top", "v8_deopt_inflated" };
+		struct json_object *k = crosscheck__key_json(r);
+
+		assert_non_null(k);
+		for (size_t i = 0; i < sizeof(same) / sizeof(same[0]); i++)
+			assert_string_equal(json_object_to_json_string(get(k, same[i])),
+					    json_object_to_json_string(get(j, same[i])));
+		assert_int_equal(json_object_get_int(get(k, "isoprof_js_samples")),
+				 json_object_get_int(get(j, "isoprof.js_samples")));
+		assert_int_equal(json_object_get_int(get(k, "v8_js_samples")), 100);
+		assert_int_equal(json_object_object_length(k), sizeof(same) / sizeof(same[0]) + 2);
+		json_object_put(k);
+	}
 	json_object_put(j);
 	crosscheck__free(r);
 	pprof_profile__free(iso);

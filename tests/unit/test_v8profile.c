@@ -18,6 +18,7 @@
 
 #include <json-c/json.h>
 
+#include "proto/heap_summary.h"
 #include "proto/v8profile.h"
 
 #define FIXTURES "tests/fixtures/v8/"
@@ -602,6 +603,22 @@ static void test_heap_real(void **state)
 		assert_int_equal(objs, nsamples);
 		assert_true(totals_get(&objects, "bigAlloc", "") >= (int64_t)nsamples - 5);
 	}
+	/* the summary: the same totals, bigAlloc on top with its flat bytes */
+	{
+		struct heap_summary hs;
+
+		assert_int_equal(heap_summary__compute(p, &hs), 0);
+		assert_int_equal(hs.bytes, want_total);
+		assert_int_equal(hs.objects, nsamples);
+		assert_int_equal(hs.interval, 524288);
+		assert_string_equal(hs.top_name, "bigAlloc");
+		assert_string_equal(hs.top_file, "");
+		assert_int_equal(hs.top_bytes, big);
+		for (size_t i = 0; i < space.n; i++)
+			assert_true(space.t[i].value <= hs.top_bytes);
+		heap_summary__release(&hs);
+		assert_null(hs.top_name);
+	}
 	json_object_put(root);
 	pprof_profile__free(p);
 	pprof_builder__free(b);
@@ -652,6 +669,20 @@ static void test_heap_small(void **state)
 	}
 	assert_int_equal(seen, 3);
 	pprof_stack__release(&st);
+	{
+		struct heap_summary hs;
+
+		/* the anonymous function's own bytes win; its line is its start line */
+		assert_int_equal(heap_summary__compute(p, &hs), 0);
+		assert_int_equal(hs.bytes, 4096 + 65536);
+		assert_int_equal(hs.objects, 2);
+		assert_int_equal(hs.interval, 32768);
+		assert_string_equal(hs.top_name, "(anonymous)");
+		assert_string_equal(hs.top_file, "w.js");
+		assert_int_equal(hs.top_line, 5);
+		assert_int_equal(hs.top_bytes, 65536);
+		heap_summary__release(&hs);
+	}
 	pprof_profile__free(p);
 	pprof_builder__free(b);
 
@@ -696,6 +727,13 @@ static void test_folded(void **state)
 	char *out, err[256];
 
 	(void)state;
+	/* not a heap profile: no summary of one */
+	{
+		struct heap_summary hs;
+
+		assert_int_equal(heap_summary__compute(p, &hs), -EINVAL);
+		assert_null(hs.top_name);
+	}
 	/* pprof → folded: inline frames expanded, root first, sorted */
 	out = folded_of(p, 0);
 	assert_string_equal(out, "(garbage collector);v8::internal::Heap::Scavenge() 2\n"

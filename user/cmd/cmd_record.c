@@ -20,7 +20,7 @@
 #define MAX_DURATION_MS 50000
 #define MAX_FREQUENCY_HZ 20000
 
-enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NO_GC_PROBES, OPT_JSON, OPT_NAMESPACE, OPT_ACTOR,
+enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NO_GC_PROBES, OPT_NAMESPACE, OPT_ACTOR,
        OPT_STATE_DIR, OPT_NO_CALIBRATE, OPT_SOURCE_MAPS, OPT_VERSION };
 
 #define ACTOR_ID_LEN 64
@@ -56,13 +56,15 @@ static const struct argp_option record_options[] = {
 	  "the inspector (allocations during the window, every 512 KiB)", 0 },
 	{ "v8", OPT_V8, NULL, 0,
 	  "Also run V8's own CPU profiler (inspector) on the same isolates over the same "
-	  "window, save its .cpuprofile and pprof beside isoprof's, and cross-check them "
-	  "(needs --out-dir)", 0 },
+	  "window, save its profile beside isoprof's (<stem>-v8.cpuprofile, "
+	  "<stem>-cpu.v8.pb.gz) and cross-check them (<stem>-crosscheck.json; needs "
+	  "--out-dir)", 0 },
 	{ "inspector", OPT_INSPECTOR, "HOST:PORT", 0,
 	  "The target's inspector (loopback only), when isoprof cannot find it", 0 },
 	{ "json", 'j', NULL, 0,
-	  "Also print the summary as JSON on stdout (samples, isolates, their classes and "
-	  "GC pauses)", 0 },
+	  "Print the summary as JSON on stdout, and nothing else there: text goes to stderr "
+	  "(cpu: samples, isolates, their classes and GC pauses, V8's cross-checks; heap: "
+	  "bytes per isolate and its top allocating function)", 0 },
 	{ "no-gc-probes", OPT_NO_GC_PROBES, NULL, 0,
 	  "No uprobes on V8's garbage collector: no GC pauses per isolate, and GC jobs on "
 	  "V8's platform threads stay outside isolates", 0 },
@@ -293,6 +295,14 @@ static int drop_privileges(const struct record_env *env)
 	return err;
 }
 
+/* --type heap: the summary once V8's profiles are written, as text and with --json. */
+static void print_heap_summary(const struct capture *c)
+{
+	record_summary__print_heap(c);
+	if (c->env->json && record_summary__print_heap_json(c))
+		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
+}
+
 /* After the window: the profiles, the summary, V8's side.  Sets the exit status. */
 static void finish(struct capture *c)
 {
@@ -313,6 +323,8 @@ static void finish(struct capture *c)
 		/* what V8 collected is kept even so, under the inspector's target names */
 		if (c->v8)
 			record_v8__finish(c);
+		if (c->env->type == RECORD_HEAP)
+			print_heap_summary(c);
 		return;
 	}
 	record_profiles__find_new_code_logs(c);
@@ -324,13 +336,16 @@ static void finish(struct capture *c)
 	}
 	if (c->env->type == RECORD_CPU)
 		record_summary__print(c, &cnt, process_ms);
-	if (c->env->type == RECORD_CPU && c->env->json && record_summary__print_json(c, &cnt))
-		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
 	if (c->env->bpf_stats)
 		record_summary__print_bpf_stats(c, &cnt);
 	c->exit_status = RECORD_EXIT_OK;
 	if ((c->env->v8 || c->env->type == RECORD_HEAP) && record_v8__finish(c))
 		record__set_exit(c, RECORD_EXIT_FAILED);
+	/* after V8's side: the JSON carries its cross-checks and files */
+	if (c->env->type == RECORD_CPU && c->env->json && record_summary__print_json(c, &cnt))
+		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
+	if (c->env->type == RECORD_HEAP)
+		print_heap_summary(c);
 }
 
 int cmd_record(int argc, char **argv)

@@ -8,7 +8,8 @@
  *   record_profiles.c  isoprof's profiles: the isolates' code logs, samples
  *                      attributed to isolates, --script selection, the pprof
  *                      files written with their comments
- *   record_summary.c   the summary a --type cpu capture prints at the end
+ *   record_summary.c   the summary printed at the end: a --type cpu
+ *                      capture's, or a --type heap capture's per isolate
  *   record_v8.c        V8's side: V8's profilers through the inspector, their
  *                      profiles, the mapping to isolates and the cross-check
  *   record.c           the helpers they share
@@ -31,6 +32,7 @@
 #include <sys/types.h>
 
 #include "lib/safe_open.h"
+#include "proto/heap_summary.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize/v8layout.h"
 #include "user/attribute/attribution.h"
@@ -116,6 +118,22 @@ struct pprof_profile;
 struct pprof_builder;
 struct atomic_file;
 struct v8_stall;
+struct json_object;
+
+/*
+ * What record_v8__finish() made of one V8 target's profile, for the
+ * summaries: record_v8.c fills it, record_summary.c reads it.
+ */
+struct v8_outcome {
+	const struct isolate_group *group;	/* its isolate; NULL: none known */
+	char *path;			/* the pprof written; NULL: none */
+	char *raw_path;			/* V8's profile as returned; NULL: none */
+	char *check_path;		/* the cross-check's JSON; NULL: none */
+	struct json_object *crosscheck;	/* its key numbers (crosscheck__key_json()); NULL: none */
+	char *skipped;			/* --type cpu: why no cross-check; NULL: there is one */
+	bool has_heap;			/* --type heap: heap holds the written profile's totals */
+	struct heap_summary heap;
+};
 
 struct capture {
 	struct record_env *env;
@@ -165,6 +183,7 @@ struct capture {
 	struct v8_capture *v8;
 	size_t v8_missing_inspector;		/* V8 runtimes in scope without one */
 	struct v8_stall *v8_stalls;		/* per V8 target, once its stop was asked for */
+	struct v8_outcome *v8_outcomes;		/* per V8 target, once record_v8__finish() ran */
 	struct pprof_profile **group_profiles;	/* per group: isoprof's, when kept */
 	char **group_paths;			/* per group: the file written, or NULL */
 	bool keep_group_profiles;
@@ -293,15 +312,29 @@ void record_profiles__find_new_code_logs(struct capture *c);
 int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt,
 			   double *process_ms);
 
-/* record_summary.c: the end of a --type cpu capture on stderr. */
+/*
+ * record_summary.c: the end of a capture.  Text goes to stderr; with
+ * --json, stdout carries one JSON document and nothing else, printed once
+ * V8's side has finished (record_v8__finish()), since it carries V8's
+ * outcomes.
+ */
 
 void record_summary__print(const struct capture *c, const struct isoprof_counters *cnt,
 			   double process_ms);
 /*
  * --json: the summary as one JSON object on stdout (docs/attribution.md,
- * "GC" has the gc member).  0 or -ENOMEM / -errno of writing.
+ * "GC" has the gc member), with V8's side when --v8.  0 or -ENOMEM /
+ * -errno of writing.
  */
 int record_summary__print_json(const struct capture *c, const struct isoprof_counters *cnt);
+/*
+ * --type heap: per isolate, the heap profile written, largest first: what
+ * V8 counted as allocated, the allocations it sampled and the function that
+ * allocated most itself; then the totals.  On stderr.
+ */
+void record_summary__print_heap(const struct capture *c);
+/* --type heap --json: the same as one JSON object on stdout.  0, -ENOMEM or -EIO. */
+int record_summary__print_heap_json(const struct capture *c);
 /* --bpf-stats: the BPF program's run time. */
 void record_summary__print_bpf_stats(const struct capture *c, const struct isoprof_counters *cnt);
 
@@ -318,10 +351,16 @@ void record_v8__request_stop(struct capture *c);
 void record_v8__collect(struct capture *c);
 /*
  * --json: per V8 target, how its profiler answered ("answered", "late",
- * "failed"), the error, why it was late, the isolate and whether its
- * cross-check was skipped.  NULL on ENOMEM.
+ * "failed"), the error, why it was late, its isolate, the files written
+ * and, with --type cpu, its cross-check's key numbers or why it was
+ * skipped.  NULL on ENOMEM.
  */
 struct json_object *record_v8__json(const struct capture *c);
+/*
+ * V8's profiles converted, mapped to isolates, written, cross-checked
+ * (--type cpu) or summed up (--type heap), into c->v8_outcomes.  The
+ * cross-check's text goes to stdout, or with --json to stderr.
+ */
 int record_v8__finish(struct capture *c);
 void record_v8__free(struct capture *c);
 

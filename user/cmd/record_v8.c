@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,11 +35,34 @@ struct v8_result {
 	struct v8match_side side;
 	const char **names;		/* storage of side.scripts, then side.functions */
 	int64_t samples;
+	enum v8match_result why;	/* not mapped: why */
 };
 
 static const char *type_word(const struct capture *c)
 {
 	return c->env->type == RECORD_HEAP ? "heap" : "CPU";
+}
+
+/* The outcome of V8 target t (record.h); NULL before record_v8__finish(). */
+static struct v8_outcome *outcome_of(const struct capture *c, const struct v8_target *t)
+{
+	return c->v8_outcomes ? &c->v8_outcomes[t - c->v8->targets] : NULL;
+}
+
+/* Why target t's cross-check is skipped: the first reason given wins.  No-op on ENOMEM. */
+static __attribute__((format(printf, 3, 4))) void skip_crosscheck(const struct capture *c,
+								  const struct v8_target *t,
+								  const char *fmt, ...)
+{
+	struct v8_outcome *o = outcome_of(c, t);
+	va_list ap;
+
+	if (!o || o->skipped || c->env->type != RECORD_CPU)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&o->skipped, fmt, ap) < 0)
+		o->skipped = NULL;
+	va_end(ap);
 }
 
 /* The flag that gives a runtime an inspector, for the error that asks for it. */
@@ -493,14 +517,17 @@ static int convert(struct capture *c, struct v8_result *r, const struct isolate_
 	if (err) {
 		fprintf(stderr, "isoprof: pid %d: V8 profile of target '%s': %s\n", t->pid,
 			record__esc(t->id), record__esc(why[0] ? why : strerror(-err)));
+		skip_crosscheck(c, t, "V8's profile: %s", why[0] ? why : strerror(-err));
 		goto out;
 	}
 	err = pprof_builder__serialize(r->builder, false, &bytes, &len);
 	if (!err)
 		err = pprof_profile__parse(bytes, len, &r->profile, why, sizeof(why));
-	if (err)
+	if (err) {
 		fprintf(stderr, "isoprof: pid %d: V8 profile of target '%s' as pprof: %s\n", t->pid,
 			record__esc(t->id), record__esc(why[0] ? why : strerror(-err)));
+		skip_crosscheck(c, t, "V8's profile as pprof: %s", why[0] ? why : strerror(-err));
+	}
 out:
 	free(bytes);
 	v8_cpu_profile__free(cpu);
@@ -529,50 +556,101 @@ static const char *why_unmapped(enum v8match_result m)
 	}
 }
 
-static int crosscheck_one(const struct capture *c, const struct isolate_group *g,
-			  const struct pprof_profile *mine, const struct pprof_profile *theirs,
-			  const char *json_path)
+/*
+ * Where the cross-check's text goes: stdout, unless --json keeps stdout for
+ * the one JSON document.
+ */
+static FILE *crosscheck_stream(const struct capture *c)
 {
+	return c->env->json ? stderr : stdout;
+}
+
+/* The key numbers of a cross-check written to json_path, with the files it compared. */
+static int keep_crosscheck(const struct capture *c, struct v8_outcome *o,
+			   const struct crosscheck_report *report, ssize_t group,
+			   const char *json_path)
+{
+	const char *mine = c->group_paths ? c->group_paths[group] : NULL;
+	struct json_object *k = crosscheck__key_json(report);
+	int err = 0;
+
+	if (!k)
+		return -ENOMEM;
+	err |= json__put(k, "file", json__text(json_path));
+	err |= mine ? json__put(k, "isoprof_file", json__text(mine))
+		    : (json_object_object_add(k, "isoprof_file", NULL) ? -ENOMEM : 0);
+	err |= json__put(k, "v8_file", json__text(o->path));
+	if (err) {
+		json_object_put(k);
+		return -ENOMEM;
+	}
+	o->check_path = strdup(json_path);
+	o->crosscheck = k;
+	return o->check_path ? 0 : -ENOMEM;
+}
+
+static int crosscheck_one(const struct capture *c, const struct v8_target *t, ssize_t group,
+			  const struct pprof_profile *theirs, const char *json_path)
+{
+	const struct isolate_group *g = &c->attr.groups[group];
 	struct crosscheck_opts opts = { .top = 10, .isolate = g->isolate_str };
 	struct crosscheck_report *report = NULL;
+	struct v8_outcome *o = outcome_of(c, t);
+	FILE *out = crosscheck_stream(c);
 	struct atomic_file af;
 	char why[256] = "";
 	int err;
 
-	err = crosscheck__compute(mine, theirs, &opts, &report, why, sizeof(why));
+	err = crosscheck__compute(c->group_profiles[group], theirs, &opts, &report, why,
+				  sizeof(why));
 	if (err) {
 		fprintf(stderr, "isoprof: cross-check of isolate %s (%s): %s\n", g->isolate_str,
 			record__esc(isolate_group__script(g)), record__esc(why[0] ? why : strerror(-err)));
+		skip_crosscheck(c, t, "%s", why[0] ? why : strerror(-err));
 		return err;
 	}
-	printf("== cross-check: isolate %s, %s version %s (pid %u)\n", g->isolate_str,
-	       record__esc(isolate_group__script(g)), record__esc(isolate_group__version(g)), g->pid);
-	crosscheck__print_text(report, stdout);
-	fflush(stdout);
+	fprintf(out, "== cross-check: isolate %s, %s version %s (pid %u)\n", g->isolate_str,
+		record__esc(isolate_group__script(g)), record__esc(isolate_group__version(g)),
+		g->pid);
+	crosscheck__print_text(report, out);
+	fflush(out);
 	err = record__open_file(c, json_path, &af);
 	if (!err) {
 		crosscheck__print_json(report, af.f);
 		err = atomic_file__commit(&af);
 	}
-	if (err)
+	if (err) {
 		fprintf(stderr, "isoprof: cannot write %s: %s\n", json_path, strerror(-err));
+		skip_crosscheck(c, t, "cannot write %s: %s", json_path, strerror(-err));
+	} else if (o) {
+		err = keep_crosscheck(c, o, report, group, json_path);
+	}
 	crosscheck__free(report);
 	return err;
 }
 
-/* Write one mapped or unmapped V8 profile; with a group, cross-check it too. */
+/*
+ * Write one mapped or unmapped V8 profile; with a group, cross-check it too
+ * (--type cpu), or sum it up (--type heap).
+ *
+ * Names: a glob on isoprof's own profiles (*-cpu.pb.gz) never matches
+ * V8's, whose files all carry "v8": <stem>-cpu.v8.pb.gz and
+ * <stem>-v8.cpuprofile.  Heap profiles are only V8's (isoprof has no heap
+ * sampler of its own), so <stem>-heap.pb.gz names no other file.
+ */
 static int write_result(struct capture *c, struct v8_result *r, const struct isolate_group *g,
 			ssize_t group, const char *only_output)
 {
 	bool heap = c->env->type == RECORD_HEAP;
 	const char *gz = c->env->raw ? "" : ".gz";
 	char path[PATH_MAX], raw_path[PATH_MAX], check_path[PATH_MAX], suffix[64], id[96];
+	struct v8_outcome *o = outcome_of(c, r->target);
 	const char *json;
 	size_t len;
 	int err;
 
 	if (g) {
-		snprintf(suffix, sizeof(suffix), heap ? "heap.pb%s" : "v8-cpu.pb%s", gz);
+		snprintf(suffix, sizeof(suffix), heap ? "heap.pb%s" : "cpu.v8.pb%s", gz);
 		err = record__group_path(c, g, suffix, path, sizeof(path));
 		if (!err)
 			err = record__group_path(c, g, heap ? "v8.heapprofile" : "v8.cpuprofile",
@@ -585,26 +663,41 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	} else {
 		fileio__name_part(r->target->id, id, sizeof(id));
 		snprintf(path, sizeof(path), "%s/v8-%d-%s-%s.pb%s", c->env->out_dir ? c->env->out_dir : ".",
-			 r->target->pid, id, heap ? "heap" : "cpu", gz);
+			 r->target->pid, id, heap ? "heap" : "cpu.v8", gz);
 		snprintf(raw_path, sizeof(raw_path), "%s/v8-%d-%s.%s",
 			 c->env->out_dir ? c->env->out_dir : ".", r->target->pid, id,
 			 heap ? "heapprofile" : "cpuprofile");
 	}
 	if (only_output)
 		snprintf(path, sizeof(path), "%s", only_output);
+	if (o)
+		o->group = g;
 	err = record__write_profile(c, path, r->builder);
 	if (err) {
 		fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
+		skip_crosscheck(c, r->target, "cannot write %s: %s", path, strerror(-err));
 		return err;
 	}
+	if (o && !(o->path = strdup(path)))
+		return -ENOMEM;
 	if (!only_output) {
 		/* the profile as V8 returned it */
 		json = json__dump(r->target->profile, false, &len);
 		err = json ? record__write_file(c, raw_path, json, len) : -ENOMEM;
 		if (err) {
 			fprintf(stderr, "isoprof: cannot write %s: %s\n", raw_path, strerror(-err));
+			skip_crosscheck(c, r->target, "cannot write %s: %s", raw_path,
+					strerror(-err));
 			return err;
 		}
+		if (o && !(o->raw_path = strdup(raw_path)))
+			return -ENOMEM;
+	}
+	if (heap && o) {
+		err = heap_summary__compute(r->profile, &o->heap);
+		if (err)
+			return err;
+		o->has_heap = true;
 	}
 	if (heap)
 		fprintf(stderr, "isoprof: wrote %s: V8 heap profile of '%s' (pid %d)%s%s\n", path,
@@ -615,9 +708,18 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 			"isoprof: wrote %s and %s: V8 CPU profile of '%s' (pid %d), %lld samples%s%s\n",
 			raw_path, path, record__esc(r->target->id), r->target->pid, (long long)r->samples,
 			g ? ", isolate " : "", g ? g->isolate_str : "");
-	if (!heap && g && group >= 0 && c->group_profiles[group])
-		return crosscheck_one(c, g, c->group_profiles[group], r->profile, check_path);
-	return 0;
+	if (heap)
+		return 0;
+	if (!g) {
+		skip_crosscheck(c, r->target, "not mapped to an isolate: %s", why_unmapped(r->why));
+		return 0;
+	}
+	if (group < 0 || !c->group_profiles[group]) {
+		skip_crosscheck(c, r->target, "isoprof's profile of isolate %s was not kept",
+				g->isolate_str);
+		return 0;
+	}
+	return crosscheck_one(c, r->target, group, r->profile, check_path);
 }
 
 /* What record_v8__finish() works on, from the V8 profiles to the files. */
@@ -679,12 +781,15 @@ static const struct isolate_group *late_group(const struct capture *c, const str
 
 /*
  * A target whose V8 did not answer the stop in time: why, once on stderr;
- * and where the cross-check would have been, on stdout, that it is skipped.
+ * and where the cross-check would have been (stdout, or stderr with
+ * --json), that it is skipped.
  */
 static void report_late(const struct capture *c, const struct v8_target *t, size_t k)
 {
 	const struct isolate_group *g = late_group(c, t, k);
 	double wait_s = (t->reply_ns - t->stop_ns) / 1e9;
+	struct v8_outcome *o = outcome_of(c, t);
+	FILE *out = crosscheck_stream(c);
 
 	fprintf(stderr,
 		"isoprof: pid %d: V8's profiler did not answer in time: no reply to %s from "
@@ -693,18 +798,22 @@ static void report_late(const struct capture *c, const struct v8_target *t, size
 		t->pid, c->env->type == RECORD_HEAP ? "HeapProfiler.stopSampling" : "Profiler.stop",
 		record__esc(t->id), wait_s, t->late_why[0] ? ": " : "", t->late_why,
 		g ? " of isolate " : "", g ? g->isolate_str : "");
+	if (o)
+		o->group = g;
 	if (c->env->type != RECORD_CPU)
 		return;
+	skip_crosscheck(c, t, "V8's profiler did not answer Profiler.stop within %.1f s%s%s",
+			wait_s, t->late_why[0] ? ": " : "", t->late_why);
 	if (g)
-		printf("== cross-check: isolate %s, %s version %s (pid %u)\n", g->isolate_str,
-		       record__esc(isolate_group__script(g)), record__esc(isolate_group__version(g)),
-		       g->pid);
+		fprintf(out, "== cross-check: isolate %s, %s version %s (pid %u)\n",
+			g->isolate_str, record__esc(isolate_group__script(g)),
+			record__esc(isolate_group__version(g)), g->pid);
 	else
-		printf("== cross-check: inspector target '%s' (pid %d)\n", record__esc(t->id),
-		       t->pid);
-	printf("skipped: V8's profiler did not answer Profiler.stop within %.1f s%s%s\n", wait_s,
-	       t->late_why[0] ? ": " : "", t->late_why);
-	fflush(stdout);
+		fprintf(out, "== cross-check: inspector target '%s' (pid %d)\n",
+			record__esc(t->id), t->pid);
+	fprintf(out, "skipped: V8's profiler did not answer Profiler.stop within %.1f s%s%s\n",
+		wait_s, t->late_why[0] ? ": " : "", t->late_why);
+	fflush(out);
 }
 
 /* Member key: v when there is a value, else JSON null (json__put() takes NULL for ENOMEM). */
@@ -725,8 +834,10 @@ struct json_object *record_v8__json(const struct capture *c)
 		return NULL;
 	for (size_t k = 0; c->v8 && k < c->v8->ntargets && !err; k++) {
 		const struct v8_target *t = &c->v8->targets[k];
-		const struct isolate_group *g = t->late ? late_group(c, t, k) : NULL;
-		struct json_object *o = json_object_new_object();
+		const struct v8_outcome *out = outcome_of(c, t);
+		const struct isolate_group *g = out ? out->group
+					      : t->late ? late_group(c, t, k) : NULL;
+		struct json_object *o = json_object_new_object(), *check = NULL;
 		const char *status = t->profile ? "answered" : t->late ? "late" : "failed";
 
 		if (!o) {
@@ -741,9 +852,18 @@ struct json_object *record_v8__json(const struct capture *c)
 		err |= put_maybe(o, "stop_wait_s", t->stop_ns && t->reply_ns,
 				 json_object_new_double((t->reply_ns - t->stop_ns) / 1e9));
 		err |= put_maybe(o, "isolate", g, json__text(g ? g->isolate_str : ""));
-		err |= put_maybe(o, "crosscheck", t->late,
-				 json_object_new_string("skipped: V8's profiler did not answer in "
-							"time"));
+		err |= put_maybe(o, "file", out && out->path, json__text(out ? out->path : ""));
+		err |= put_maybe(o, "raw_file", out && out->raw_path,
+				 json__text(out ? out->raw_path : ""));
+		/* a cross-check's key numbers and files, or why there is none */
+		if (out && out->crosscheck) {
+			check = json_object_get(out->crosscheck);
+		} else if (out && out->skipped) {
+			check = json_object_new_object();
+			err |= check ? json__put(check, "skipped", json__text(out->skipped))
+				     : -ENOMEM;
+		}
+		err |= put_maybe(o, "crosscheck", check, check);
 		err |= json__append(list, o);
 	}
 	if (err) {
@@ -767,6 +887,8 @@ static int convert_profiles(struct capture *c, struct finish *f)
 			else if (t->err && (t->started || t->enabled))
 				fprintf(stderr, "isoprof: pid %d: inspector target '%s': no V8 profile: "
 						"%s\n", t->pid, record__esc(t->id), record__esc(t->errmsg));
+			skip_crosscheck(c, t, "no V8 profile: %s",
+					t->err ? t->errmsg : "the profiler did not run");
 			f->failures += t->err != 0;
 			continue;
 		}
@@ -848,13 +970,14 @@ static int pick_heap_output(struct capture *c, struct finish *f)
 	return 0;
 }
 
-/* Mapped profiles again with their isolate's labels, then every file. */
-static void write_results(struct capture *c, struct finish *f)
+/* Mapped profiles again with their isolate's labels, then every file.  0 or -ENOMEM. */
+static int write_results(struct capture *c, struct finish *f)
 {
 	for (size_t k = 0; k < f->nres; k++) {
 		struct v8_result *r = &f->res[k];
 		const struct isolate_group *g = NULL;
 		ssize_t group = -1;
+		int err;
 
 		if (!r->target)
 			continue;
@@ -871,18 +994,24 @@ static void write_results(struct capture *c, struct finish *f)
 			}
 		} else if (c->env->script && strcmp(r->target->id, c->env->script)) {
 			/* not the isolate asked for, as far as anyone can tell */
+			skip_crosscheck(c, r->target, "not the worker --script names");
 			continue;
 		} else {
 			fprintf(stderr, "isoprof: pid %d: V8 target '%s' not mapped to an isolate: %s\n",
 				r->target->pid, record__esc(r->target->id), why_unmapped(f->why[k]));
+			r->why = f->why[k];
 		}
-		if (write_result(c, r, g, group, f->only_output))
+		err = write_result(c, r, g, group, f->only_output);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
 			f->failures++;
 		else
 			f->written++;
 	}
 	if (!f->written && !f->failures && f->nres == 0)
 		fprintf(stderr, "isoprof: no V8 profile was taken\n");
+	return 0;
 }
 
 int record_v8__finish(struct capture *c)
@@ -892,7 +1021,8 @@ int record_v8__finish(struct capture *c)
 
 	if (!c->v8)
 		return 0;
-	err = finish_alloc(&f, c);
+	c->v8_outcomes = calloc(c->v8->ntargets + 1, sizeof(*c->v8_outcomes));
+	err = c->v8_outcomes ? finish_alloc(&f, c) : -ENOMEM;
 	if (!err)
 		err = convert_profiles(c, &f);
 	if (!err)
@@ -900,7 +1030,7 @@ int record_v8__finish(struct capture *c)
 	if (!err && c->env->type == RECORD_HEAP && !c->env->out_dir)
 		err = pick_heap_output(c, &f);
 	if (!err)
-		write_results(c, &f);
+		err = write_results(c, &f);
 	if (err == -ENOMEM)
 		fprintf(stderr, "isoprof: out of memory with the V8 profiles\n");
 	finish_release(&f);
@@ -918,6 +1048,18 @@ int record_v8__finish(struct capture *c)
 
 void record_v8__free(struct capture *c)
 {
+	for (size_t k = 0; c->v8_outcomes && c->v8 && k < c->v8->ntargets; k++) {
+		struct v8_outcome *o = &c->v8_outcomes[k];
+
+		free(o->path);
+		free(o->raw_path);
+		free(o->check_path);
+		free(o->skipped);
+		json_object_put(o->crosscheck);
+		heap_summary__release(&o->heap);
+	}
+	free(c->v8_outcomes);
+	c->v8_outcomes = NULL;
 	v8_capture__free(c->v8);
 	c->v8 = NULL;
 	for (size_t i = 0; c->group_profiles && i < c->attr.ngroups; i++)

@@ -88,6 +88,7 @@ struct crosscheck_opts {
 };
 
 struct crosscheck_report;
+struct json_object;
 
 int crosscheck__compute(const struct pprof_profile *isoprof, const struct pprof_profile *v8,
 			const struct crosscheck_opts *o, struct crosscheck_report **out,
@@ -98,6 +99,15 @@ void crosscheck__free(struct crosscheck_report *r);
 int crosscheck__print_text(const struct crosscheck_report *r, FILE *f);
 /* One JSON object (and a newline); 0, -ENOMEM or -EIO. */
 int crosscheck__print_json(const struct crosscheck_report *r, FILE *f);
+/*
+ * The report's key numbers, under the names the full JSON gives them, as
+ * an object for a caller's own document (record --json): verdict, agree,
+ * agree_physical, agree_no_osr, tvd, noise_floor, tvd_threshold, spearman,
+ * top_isoprof, top_v8, same_top, v8_deopt_inflated, and each side's
+ * js_samples as isoprof_js_samples and v8_js_samples.  The caller owns it
+ * (json_object_put()); NULL on ENOMEM.
+ */
+struct json_object *crosscheck__key_json(const struct crosscheck_report *r);
 
 double crosscheck_report__tvd(const struct crosscheck_report *r);
 /* The noise floor: the 95th percentile of the TVD sampling alone gives. */

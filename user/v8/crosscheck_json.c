@@ -279,3 +279,27 @@ int crosscheck__print_json(const struct crosscheck_report *r, FILE *f)
 	json_object_put(o);
 	return err == -ENOMEM ? err : err ? -EIO : 0;
 }
+
+struct json_object *crosscheck__key_json(const struct crosscheck_report *r)
+{
+	struct json_object *o = json_object_new_object();
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	err |= put_str(o, "verdict", r->verdict);
+	err |= put_bool(o, "agree", r->agree);
+	err |= put_bool(o, "agree_physical", crosscheck_report__agree_physical(r));
+	err |= put_bool(o, "agree_no_osr", crosscheck_report__agree_no_osr(r));
+	err |= put_num(o, "tvd", r->tvd);
+	err |= put_num(o, "noise_floor", r->noise.floor);
+	err |= put_num(o, "tvd_threshold", r->threshold);
+	err |= put_num(o, "spearman", r->rho);
+	err |= put_str(o, "top_isoprof", crosscheck_report__top_function(r, CROSSCHECK_ISOPROF));
+	err |= put_str(o, "top_v8", crosscheck_report__top_function(r, CROSSCHECK_V8));
+	err |= put_bool(o, "same_top", r->side[0].order[0] == r->side[1].order[0]);
+	err |= put_bool(o, "v8_deopt_inflated", r->v8_deopt_inflated);
+	err |= put_u64(o, "isoprof_js_samples", r->side[CROSSCHECK_ISOPROF].js);
+	err |= put_u64(o, "v8_js_samples", r->side[CROSSCHECK_V8].js);
+	return built(o, err);
+}
