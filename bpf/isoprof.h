@@ -10,7 +10,7 @@
  * isolate), which an aggregating stack map cannot carry; and copying the stack
  * straight into the reserved ring buffer slot avoids both the extra copy of
  * bpf_ringbuf_output() and the jhash + bucket locking of a STACK_TRACE map.
- * docs/architecture.md has the measurements behind this choice.
+ * docs/design/architecture.md has the measurements behind this choice.
  */
 #ifndef ISOPROF_BPF_ISOPROF_H
 #define ISOPROF_BPF_ISOPROF_H
@@ -30,7 +30,7 @@
  * the frame-pointer chain that bpf_get_stack() also walks, so frame i of
  * the walk is user_stack[i]).  JS frames sit above the runtime's own, near
  * the leaf; 64 covers every JS frame of the deepest stack measured on the
- * demo (docs/v8-frames.md).
+ * demo (docs/design/js-frames.md).
  */
 #define ISOPROF_MAX_JS_WALK 64
 /* user_function of a JS frame whose SFI did not validate (odd: no SFI address) */

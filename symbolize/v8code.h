@@ -2,7 +2,7 @@
 /*
  * v8code: which functions a piece of optimized V8 code inlined, and where a
  * pc inside it is in each of them, read from the code object itself in the
- * runtime's memory (docs/v8-frames.md, "Inlined functions").  No flag, no
+ * runtime's memory (docs/design/js-frames.md, "Inlined functions").  No flag, no
  * code log: it covers code the log never saw (compiled while V8's own
  * profiler ran, before the log was on, or with no log at all).
  *

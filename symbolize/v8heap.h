@@ -2,7 +2,7 @@
 /*
  * v8heap: names of JS functions read from a running V8's heap, with the
  * layout learnt for its binary (symbolize/v8layout.h), for frames that no
- * perf map or code log names (docs/v8-frames.md).
+ * perf map or code log names (docs/design/js-frames.md).
  *
  * The sampler hands over a frame's SharedFunctionInfo (SFI) address; this
  * reads, from the target's memory (lib/procmem.h, read-only):
@@ -15,7 +15,7 @@
  * read; a name in another representation is reported as unreadable.
  *
  * One v8heap per process.  Results are cached per SFI (SFIs do not move in
- * old space; docs/v8-frames.md), and line tables per Script, at most
+ * old space; docs/design/js-frames.md), and line tables per Script, at most
  * V8HEAP_LINES_MAX lines over all scripts (beyond, no line numbers); every string
  * handed out stays valid until v8heap__free().  Not thread-safe.
  *

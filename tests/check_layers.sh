@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The layering guard: a folder includes only the folders below it
-# (docs/architecture.md, "Which folder may include which").  Project
+# (docs/design/architecture.md, "Which folder may include which").  Project
 # headers are included by their path from the repository root
 # ("symbolize/perfmap.h"), so a file's includes say which rooms it uses;
 # a bare "name.h" is only for generated headers (skeletons, the pprof
@@ -41,7 +41,7 @@ while IFS= read -r f; do
 	from=$(room_of "$f")
 	ok=$(allowed "$from")
 	if [ "$ok" = "?" ]; then
-		echo "$f: a source file outside the known rooms (add the room to tests/check_layers.sh and docs/architecture.md)"
+		echo "$f: a source file outside the known rooms (add the room to tests/check_layers.sh and docs/design/architecture.md)"
 		bad=1
 		continue
 	fi

@@ -52,10 +52,11 @@ fi
 
 # A test that names a fixed path outside the repo passes only where that
 # path was left by hand: the guard fails the run instead.
-# An include that goes up a layer is a failure too (tests/check_layers.sh).
+# An include that goes up a layer is a failure too (tests/check_layers.sh),
+# and so is a link between docs that points nowhere (tests/check_docs.sh).
 run_guards() {
 	local g name
-	for g in paths layers; do
+	for g in paths layers docs; do
 		name="guard: check_$g"
 		[ -n "$ONLY" ] && [[ $name != *$ONLY* ]] && continue
 		if bash "tests/check_$g.sh"; then

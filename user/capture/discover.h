@@ -66,7 +66,7 @@ struct discover_proc;
  */
 void discover_proc__file_opts(const struct discover_proc *p, struct safe_open_opts *o);
 
-/* Where the current isolate lives, for reading it from BPF (docs/isolates-and-classes.md). */
+/* Where the current isolate lives, for reading it from BPF (docs/design/js-frames.md). */
 struct discover_tls {
 	bool found;		/* the object defines DISCOVER_TLS_SYMBOL */
 	bool in_executable;	/* ... and it is the main executable */

@@ -69,7 +69,7 @@ int record_profiles__open_output(struct capture *c)
 
 /*
  * The isolates the window sampled, (pid, isolate) sorted: their code logs
- * are the only ones a capture reads (docs/performance.md, "Scale").
+ * are the only ones a capture reads (docs/design/performance-history.md, "Record at scale").
  */
 struct sampled_isolate {
 	pid_t pid;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * api: the pure part of `isoprof serve`'s HTTP API (docs/daemon.md,
- * docs/daemon.md): routes, the profile request body, the error codes (and
+ * docs/design/daemon.md): routes, the profile request body, the error codes (and
  * the one for each exit status of `isoprof record`) and the JSON failure
  * envelope, and the small checks the daemon makes on headers (bearer
  * token, loopback Host/Origin).  server.c does the I/O.  No I/O, no globals, no

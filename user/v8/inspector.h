@@ -2,7 +2,7 @@
 /*
  * inspector: a Chrome DevTools Protocol client for the V8 inspectors of
  * node (--inspect) and workerd (--inspector-addr), used to drive V8's own
- * CPU and sampling heap profilers (docs/inspector-client.md, docs/formats.md).
+ * CPU and sampling heap profilers (docs/design/inspector-client.md, docs/formats.md).
  *
  * What it does:
  *   - inspector__list(): HTTP GET /json/list from host:port (a minimal
@@ -65,7 +65,7 @@
 /*
  * Most bytes inspector__call() reads while waiting for its reply (the
  * reply, events, other ids' replies): four of the largest messages
- * websocket.h takes.  docs/inspector-client.md lists every cap.
+ * websocket.h takes.  docs/design/inspector-client.md lists every cap.
  */
 #define INSPECTOR_MAX_CALL_BYTES (4u * WS_MAX_MESSAGE)
 

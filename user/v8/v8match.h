@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
  * v8match: which isolate a V8 inspector target's profile belongs to
- * (docs/crosscheck.md, "Mapping inspector targets to isolates").
+ * (docs/v8-profiler.md, "Mapping inspector targets to isolates").
  *
  * The inspector names its targets (workerd: after services; node: its main
  * thread) but never gives an isolate address, and isoprof knows isolates by

@@ -3,7 +3,7 @@
  * websocket: a small, synchronous RFC 6455 client for talking to a V8
  * inspector (node, workerd) on this host.  One connection, one caller, no
  * event loop, no TLS, no extensions, no subprotocols; text messages are what
- * it is for.  docs/inspector-client.md says why it is not libwebsockets.
+ * it is for.  docs/design/inspector-client.md says why it is not libwebsockets.
  *
  * Loopback only: ws__connect() and ws__tcp_connect() accept a numeric
  * address in 127.0.0.0/8, "::1", or "localhost" (taken as 127.0.0.1, never
