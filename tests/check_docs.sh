@@ -2,7 +2,7 @@
 # The documentation guard: a page moved or a section renamed leaves links
 # and comments pointing nowhere, and nothing else notices.
 #
-# Checks, over docs/ (and tests/README.md):
+# Checks, over docs/ (and README.md, tests/README.md):
 #   - every page says under its title, in one italic line, what it is:
 #     *Guide...*, *Reference...* or (docs/design/) *Design note...*;
 #   - every relative link resolves to a file, and its #anchor to a heading
@@ -11,9 +11,6 @@
 #   - every docs/NAME.md path named in the code, scripts, tests and docs
 #     exists;
 #   - no page refers to a document outside the repository.
-# README.md is the lead's and not checked here yet: add it to PAGES once
-# its links follow the docs' layout.
-#
 # Prints one line per problem; exits 1 when there is any.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -23,7 +20,7 @@ python3 - <<'EOF'
 import os, re, subprocess, sys
 
 pages = sorted(os.path.join(d, f) for d, _, fs in os.walk('docs') for f in fs if f.endswith('.md'))
-pages.append('tests/README.md')
+pages += ['README.md', 'tests/README.md']
 bad = []
 
 def slug(heading):
@@ -75,7 +72,7 @@ for p in pages:
 files = subprocess.run(['git', 'ls-files', '-co', '--exclude-standard'], capture_output=True,
                        text=True).stdout.split()
 for f in files:
-    if f in ('README.md', 'tests/check_docs.sh') or f.startswith(('.deps', 'build/', 'tests/fuzz/corpus/')) \
+    if f == 'tests/check_docs.sh' or f.startswith(('.deps', 'build/', 'tests/fuzz/corpus/')) \
             or not os.path.isfile(f):
         continue
     if not re.search(r'\.(c|h|sh|js|py|md|in)$|(^|/)Makefile$', f):
