@@ -135,6 +135,27 @@ pprof_top "$T/alpha.pb.gz" >"$T/alpha.top"
 check "unflagged: --script alpha (a service name) exits 0 ($rc)" test $rc -eq 0
 check "unflagged: --script alpha has fibAlpha and not walkBeta" \
 	bash -c "grep -qw fibAlpha '$T/alpha.top' && ! grep -qw walkBeta '$T/alpha.top'"
+# Another runtime on the host writes code logs: their scripts are not the
+# flagless workerd's, which only its samples name; --script alpha with no
+# --pid is still found there, not refused before the window.
+mkdir -p "$T/nodelogs"
+(cd "$T/nodelogs" && exec node --log-code --logfile-per-isolate --logfile="$T/nodelogs/v8.log" \
+	-e 'function other() { let s = 0; for (let i = 0; i < 1e5; i++) s += i; return s; }
+	    setInterval(other, 5);') &
+NODE_PID=$!
+for _ in $(seq 50); do ls "$T"/nodelogs/isolate-*-v8.log >/dev/null 2>&1 && break; sleep 0.1; done
+wrk -t1 -c1 -d5s "http://127.0.0.1:$PA/" >/dev/null 2>&1 &
+sleep 1
+"$ISOPROF" record -q --no-calibrate --state-dir "$STATE" --script alpha \
+	--duration-ms 2000 -o "$T/alpha-any.pb.gz" 2>"$T/alpha-any.err"
+rc=$?
+sleep 2
+kill $NODE_PID 2>/dev/null
+wait $NODE_PID 2>/dev/null
+pprof_top "$T/alpha-any.pb.gz" >"$T/alpha-any.top"
+check "unflagged: --script alpha with no --pid, beside a node that logs code, exits 0 ($rc)" \
+	test $rc -eq 0
+check "unflagged: --script alpha with no --pid has fibAlpha" grep -qw fibAlpha "$T/alpha-any.top"
 demo_stop
 
 if start_workerd "$T/wdf" '"--perf-basic-prof"'; then

@@ -354,13 +354,36 @@ static int check_ambiguous(struct capture *c, const char *script,
 }
 
 /*
+ * A V8 target none of whose isolates the code logs name yet (a runtime
+ * started without --log-code): only its samples will tell what it runs.
+ */
+static bool some_target_unlogged(const struct capture *c, const struct isolate_info *const *list,
+				  size_t nr)
+{
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct target_state *t = &c->targets[i];
+		bool logged = false;
+
+		if (!t->v8)
+			continue;
+		for (size_t k = 0; k < nr && !logged; k++)
+			logged = list[k]->pid == t->pid && list[k]->has_code_log;
+		if (!logged)
+			return true;
+	}
+	return false;
+}
+
+/*
  * Fail before the window, not after it, when --namespace or --script
  * names nothing the configs and code logs know of, or names several
- * workers; without code logs, the check waits for the samples.
+ * workers.  While a target runs without code logs, a name not found yet
+ * may still be its: the check then waits for the samples.
  */
 int record_profiles__precheck_script(struct capture *c)
 {
 	const struct isolate_info *m[MAX_MATCHES];
+	const struct isolate_info *const *list;
 	const char *script;
 	size_t nr;
 	int n;
@@ -368,12 +391,14 @@ int record_profiles__precheck_script(struct capture *c)
 	if (c->env->namespace_id && resolve_namespace(c))
 		return -ENOENT;
 	script = selected_script(c);
-	isolate_registry__list(c->isolates, &nr);
+	list = isolate_registry__list(c->isolates, &nr);
 	if (!script || !nr)
 		return 0;
 	n = isolate_registry__match(c->isolates, script, NULL, NULL, NULL, m, MAX_MATCHES);
 	if (n > 0)
 		return check_ambiguous(c, script, m, n);
+	if (some_target_unlogged(c, list, nr))
+		return 0;
 	fprintf(stderr, "isoprof: no running isolate of script '%s'; ", record__esc(script));
 	print_running_scripts(c);
 	print_services_unknown(c);
