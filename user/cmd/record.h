@@ -30,6 +30,7 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "lib/fileio.h"
 #include "lib/safe_open.h"
 #include "symbolize/symbolizer.h"
 #include "symbolize/v8layout.h"
@@ -152,6 +153,8 @@ struct capture {
 	struct isoprof_sample *pending;	/* drained, not yet known to be the targets' */
 	size_t npending, pending_cap;
 	int out_dirfd;			/* +1: the output directory, opened once; 0: none */
+	struct fileio_policy out_policy; /* whom isoprof may write for */
+	struct fileio_owner out_owner;	/* whose the files written there are */
 	const char *out_name;		/* -o FILE: its name in that directory */
 	/* CLOCK_MONOTONIC: command start, sampling armed, symbol tables loaded */
 	uint64_t launch_ns, armed_ns, symbols_ns;
@@ -260,8 +263,9 @@ void record_session__release(struct capture *c);
 /*
  * Open the output directory once (--out-dir, or -o FILE's directory),
  * refusing one another user could use against isoprof (exit status
- * RECORD_EXIT_USAGE), and check a file can be created in it: fail before
- * the window, not after it.
+ * RECORD_EXIT_USAGE), learn whose the files written there are
+ * (c->out_policy, lib/fileio.h), and check a file can be created in it:
+ * fail before the window, not after it.
  */
 int record_profiles__open_output(struct capture *c);
 /*

@@ -49,7 +49,8 @@ int record_profiles__open_output(struct capture *c)
 		snprintf(dir, sizeof(dir), "%.*s", slash == env->output ? 1 : (int)(slash - env->output),
 			 env->output);
 	c->out_name = slash ? slash + 1 : env->output;
-	err = fileio__open_out_dir(dir, env->out_dir != NULL, &fd, why, sizeof(why));
+	err = fileio__open_out_dir(dir, env->out_dir != NULL, &c->out_policy, &fd, &c->out_owner,
+				   why, sizeof(why));
 	if (err == -EPERM && why[0]) {
 		fprintf(stderr, "isoprof: %s: refusing to write into this directory: %s\n", dir, why);
 		record__set_exit(c, RECORD_EXIT_USAGE);
@@ -58,7 +59,8 @@ int record_profiles__open_output(struct capture *c)
 	if (!err) {
 		c->out_dirfd = fd + 1;
 		/* a file can be created there: the probe is a temporary file, removed */
-		err = atomic_file__openat(&af, fd, env->out_dir ? "probe" : c->out_name, 0644);
+		err = atomic_file__openat(&af, fd, &c->out_owner, env->out_dir ? "probe" : c->out_name,
+					  0644);
 		if (!err)
 			atomic_file__abort(&af);
 	}
