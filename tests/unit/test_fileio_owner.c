@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests for outputs written for another user (lib/fileio.h, struct
- * fileio_owner): whose a directory's files are, the identity switch
- * around every step (balanced, undone, and with it the owner's own
- * permission checks), and files and new directories given to the sudo
- * user.  The cases that change owners need root and are skipped without
- * it; the rules and the switch to one's own ids run unprivileged.
+ * fileio_owner; user/capture/caps.h): whose a directory's files are, the
+ * identity switch around every step (balanced, undone, and with it the
+ * owner's own permission checks), files and new directories given to the
+ * sudo user, and the sudo user read from the environment.  The cases
+ * that change owners need root and are skipped without it; the rules, the
+ * switch to one's own ids and the environment run unprivileged.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,7 @@
 #include "tests/unit/temp_dir.h"
 
 #include "lib/fileio.h"
+#include "user/capture/caps.h"
 
 /* uids and gids nobody is expected to use on a test host */
 #define U1 424242u
@@ -313,6 +315,34 @@ static void test_give_sudo_user(void **state)
 	assert_owned(path, U2, G2);
 }
 
+static void test_sudo_user(void **state)
+{
+	static const char *const bad[] = { "", "+1000", "1000x", " 1000", "-1", "4294967295",
+					   "99999999999", "0" };
+	uid_t uid = 1;
+	gid_t gid = 1;
+
+	(void)state;
+	setenv("SUDO_UID", "1000", 1);
+	setenv("SUDO_GID", "100", 1);
+	assert_int_equal(caps__sudo_user(&uid, &gid), getuid() == 0);
+	if (getuid() == 0) {
+		assert_int_equal(uid, 1000);
+		assert_int_equal(gid, 100);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("SUDO_UID", bad[i], 1);
+		assert_false(caps__sudo_user(&uid, &gid));
+	}
+	setenv("SUDO_UID", "1000", 1);
+	setenv("SUDO_GID", "100x", 1);
+	assert_false(caps__sudo_user(&uid, &gid));
+	unsetenv("SUDO_GID");
+	assert_false(caps__sudo_user(&uid, &gid));
+	unsetenv("SUDO_UID");
+	assert_false(caps__sudo_user(&uid, &gid));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +351,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_make_out_dir, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_as_other_user, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_give_sudo_user, make_dir, remove_dir),
+		cmocka_unit_test(test_sudo_user),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
