@@ -7,9 +7,11 @@
 # name is replaced, not followed, and nothing is left behind; where that
 # user cannot write (0555), neither can isoprof; a directory its group can
 # write is still refused.  Under sudo (SUDO_UID/SUDO_GID), a file in a
-# directory of root's is given to the sudo user.  The output capabilities
-# are held only when the output needs them, and never effective in the
-# window.  Real BPF, a real node; go tool pprof reads every profile.
+# directory of root's is given to the sudo user.  flame and convert write
+# into the user's directory as the user, as root or under sudo (where they
+# run as the user).  The output capabilities are held only when the output
+# needs them, and never effective in the window.  Real BPF, a real node;
+# go tool pprof reads every profile.
 set -u
 . "$(dirname "$0")/../lib.sh"
 
@@ -237,4 +239,36 @@ if [ "$rc" -eq 0 ] && [ "$(owner "$R/bad.pb.gz")" = 0:0 ]; then
 else
 	cat "$T/sudo_bad.err"
 	fail "malformed SUDO_UID" "rc=$rc owner=$(owner "$R/bad.pb.gz" 2>&1)"
+fi
+
+# --- flame and convert into uid U's directory -------------------------------
+cd "$H" || exit 1
+cp "$H/prof.pb.gz" "$T/in.pb.gz"
+chmod 0644 "$T/in.pb.gz"
+ln -sfn "$T/victim" "$H/flame.html"
+"$ISOPROF" flame -o "$H/flame.html" "$T/in.pb.gz" 2>"$T/flame.err"
+rc=$?
+"$ISOPROF" convert prof.pb.gz prof.cpuprofile 2>"$T/convert.err"
+rc2=$?
+if [ $rc -eq 0 ] && [ $rc2 -eq 0 ] && [ "$(owner "$H/flame.html")" = "$U:$U" ] &&
+	[ ! -L "$H/flame.html" ] && [ "$(cat "$T/victim")" = precious ] &&
+	[ "$(owner "$H/prof.cpuprofile")" = "$U:$U" ] && no_tmp "$H" &&
+	no_sanitizer_report "$T/flame.err" && no_sanitizer_report "$T/convert.err"; then
+	pass "as root, flame (over a planted symlink) and convert write uid $U's files into its directory"
+else
+	cat "$T/flame.err" "$T/convert.err"
+	fail "flame/convert as root" "rc=$rc/$rc2 $(ls -la "$H")"
+fi
+# under sudo a file tool is the sudo user: theirs where they can write, refused where not
+SUDO_UID=$U SUDO_GID=$U "$ISOPROF" convert prof.pb.gz again.cpuprofile 2>"$T/sconvert.err"
+rc=$?
+SUDO_UID=$U SUDO_GID=$U "$ISOPROF" flame -o "$R/flame.svg" prof.pb.gz 2>"$T/sflame.err"
+rc2=$?
+if [ $rc -eq 0 ] && [ "$(owner "$H/again.cpuprofile")" = "$U:$U" ] && [ $rc2 -ne 0 ] &&
+	[ ! -e "$R/flame.svg" ] && grep -q "Permission denied" "$T/sflame.err" && no_tmp "$R" &&
+	no_sanitizer_report "$T/sconvert.err" && no_sanitizer_report "$T/sflame.err"; then
+	pass "under sudo, convert runs as uid $U (its output $U:$U); flame into root's 0755 directory is refused as it would be for $U ($(head -1 "$T/sflame.err"))"
+else
+	cat "$T/sconvert.err" "$T/sflame.err"
+	fail "file tools under sudo" "rc=$rc/$rc2"
 fi
