@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -142,6 +143,95 @@ static void atomic_file__release(struct atomic_file *af)
 	af->dirfd = -1;
 }
 
+/* The calling thread's fs ids before an owner's steps, to go back to. */
+struct fs_ids {
+	uid_t uid;
+	gid_t gid;
+	bool as;
+};
+
+static void owner__leave(const struct fileio_owner *o, struct fs_ids *saved)
+{
+	int e = errno;
+
+	if (!saved->as)
+		return;
+	/* back to ids the thread holds as real or effective ones: no capability needed */
+	setfsuid(saved->uid);
+	setfsgid(saved->gid);
+	/*
+	 * The kernel gave back the file capabilities of the permitted set
+	 * when the fs uid became 0 again: the plan puts its own set back.
+	 */
+	if (o->privilege)
+		o->privilege(false);
+	saved->as = false;
+	errno = e;
+}
+
+/*
+ * Take on the owner's identity for the steps on its directory
+ * (FILEIO_OWNER_AS; the others need none).  setfsuid() and setfsgid()
+ * report no failure but the id they leave, which an invalid id (-1) reads
+ * back.  The switch away from fs uid 0 drops the file capabilities
+ * (CAP_DAC_*, CAP_FOWNER, ...) from the effective set: from here to
+ * owner__leave(), permissions are checked as the owner's own.
+ */
+static int owner__enter(const struct fileio_owner *o, struct fs_ids *saved)
+{
+	int err;
+
+	saved->as = o && o->how == FILEIO_OWNER_AS;
+	if (!saved->as)
+		return 0;
+	saved->uid = (uid_t)setfsuid((uid_t)-1);
+	saved->gid = (gid_t)setfsgid((gid_t)-1);
+	if (o->privilege) {
+		err = o->privilege(true);
+		if (err) {
+			saved->as = false;
+			return err;
+		}
+	}
+	setfsgid(o->gid);
+	if ((gid_t)setfsgid((gid_t)-1) == o->gid) {
+		setfsuid(o->uid);
+		if ((uid_t)setfsuid((uid_t)-1) == o->uid)
+			return 0;
+	}
+	owner__leave(o, saved);
+	return -EPERM;
+}
+
+/* FILEIO_OWNER_GIVE: fd to the owner, by descriptor, never by path. */
+static int owner__give(const struct fileio_owner *o, int fd)
+{
+	int err;
+
+	if (!o || o->how != FILEIO_OWNER_GIVE)
+		return 0;
+	if (o->privilege) {
+		err = o->privilege(true);
+		if (err)
+			return err;
+	}
+	err = fchown(fd, o->uid, o->gid) ? -errno : 0;
+	if (o->privilege)
+		o->privilege(false);
+	return err;
+}
+
+/* The temporary file's name removed, as whoever created it. */
+static void unlink_tmp(struct atomic_file *af)
+{
+	struct fs_ids ids;
+
+	if (owner__enter(&af->owner, &ids))
+		return;
+	unlinkat(af->dirfd, af->tmp, 0);
+	owner__leave(&af->owner, &ids);
+}
+
 /* A name in a directory, not a path: no '/', not "", "." or "..". */
 static bool is_plain_name(const char *name)
 {
@@ -157,12 +247,17 @@ static int create_tmp(struct atomic_file *af, const char *name)
 {
 	static const char digits[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	size_t n = strlen(name) + sizeof("..tmp.XXXXXXXXXX");
+	struct fs_ids ids;
 	uint8_t rnd[10];
-	int fd;
+	int fd, err;
 
 	af->tmp = malloc(n);
 	if (!af->tmp)
 		return -ENOMEM;
+	err = owner__enter(&af->owner, &ids);
+	if (err)
+		return err;
+	err = -EEXIST;
 	for (int tries = 0; tries < 100; tries++) {
 		if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
 			uint64_t x = monotime_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)tries;
@@ -176,20 +271,28 @@ static int create_tmp(struct atomic_file *af, const char *name)
 		af->tmp[n - 1] = '\0';
 		fd = openat(af->dirfd, af->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    0600);
-		if (fd >= 0)
-			return fd;
-		if (errno != EEXIST)
-			return -errno;
+		if (fd >= 0) {
+			err = fd;
+			break;
+		}
+		if (errno != EEXIST) {
+			err = -errno;
+			break;
+		}
 	}
-	return -EEXIST;
+	owner__leave(&af->owner, &ids);
+	return err;
 }
 
-int atomic_file__openat(struct atomic_file *af, int dirfd, const char *name, mode_t mode)
+int atomic_file__openat(struct atomic_file *af, int dirfd, const struct fileio_owner *owner,
+			const char *name, mode_t mode)
 {
 	int fd, err;
 
 	memset(af, 0, sizeof(*af));
 	af->dirfd = dirfd;
+	if (owner)
+		af->owner = *owner;
 	if (!is_plain_name(name))
 		return -EINVAL;
 	af->mode = mode;
@@ -207,16 +310,19 @@ int atomic_file__openat(struct atomic_file *af, int dirfd, const char *name, mod
 	if (!af->f) {
 		err = -errno;
 		close(fd);
-		unlinkat(af->dirfd, af->tmp, 0);
+		unlink_tmp(af);
 		atomic_file__release(af);
 		return err;
 	}
 	return 0;
 }
 
-int atomic_file__open(struct atomic_file *af, const char *path, mode_t mode)
+int atomic_file__open_for(struct atomic_file *af, const char *path, const struct fileio_policy *p,
+			  mode_t mode)
 {
 	const char *slash = strrchr(path, '/');
+	struct fileio_owner owner = { .how = FILEIO_OWNER_SELF };
+	struct stat st;
 	char *dir;
 	int dirfd, err;
 
@@ -243,7 +349,10 @@ int atomic_file__open(struct atomic_file *af, const char *path, mode_t mode)
 	free(dir);
 	if (err)
 		return err;
-	err = atomic_file__openat(af, dirfd, slash ? slash + 1 : path, mode);
+	/* a directory the policy would refuse: written as isoprof, as ever */
+	if (p && (fstat(dirfd, &st) || fileio__out_dir_owner(&st, p, &owner, NULL, 0)))
+		owner.how = FILEIO_OWNER_SELF;
+	err = atomic_file__openat(af, dirfd, &owner, slash ? slash + 1 : path, mode);
 	if (err) {
 		close(dirfd);
 		return err;
@@ -252,9 +361,16 @@ int atomic_file__open(struct atomic_file *af, const char *path, mode_t mode)
 	return 0;
 }
 
+int atomic_file__open(struct atomic_file *af, const char *path, mode_t mode)
+{
+	return atomic_file__open_for(af, path, NULL, mode);
+}
+
 int atomic_file__commit(struct atomic_file *af)
 {
-	int err = 0;
+	struct fs_ids ids;
+	bool entered = false;
+	int err = 0, fd;
 
 	if (!af->f)
 		return -EINVAL;
@@ -265,7 +381,17 @@ int atomic_file__commit(struct atomic_file *af)
 		atomic_file__release(af);
 		return err;
 	}
-	if (!err && (fchmod(fileno(af->f), af->mode) < 0 || fsync(fileno(af->f)) < 0))
+	fd = fileno(af->f);
+	if (!err) {
+		err = owner__enter(&af->owner, &ids);
+		entered = !err;
+	}
+	if (!err && fchmod(fd, af->mode) < 0)
+		err = -errno;
+	/* given away last: after fchown() the file is no longer isoprof's to chmod */
+	if (!err)
+		err = owner__give(&af->owner, fd);
+	if (!err && fsync(fd) < 0)
 		err = -errno;
 	if (fclose(af->f) && !err)
 		err = -errno;
@@ -273,8 +399,12 @@ int atomic_file__commit(struct atomic_file *af)
 	/* rename() replaces a symlink at the name; it never follows it */
 	if (!err && renameat(af->dirfd, af->tmp, af->dirfd, af->path) < 0)
 		err = -errno;
-	if (err)
+	if (err && entered)
 		unlinkat(af->dirfd, af->tmp, 0);
+	if (entered)
+		owner__leave(&af->owner, &ids);
+	else if (err)
+		unlink_tmp(af);
 	atomic_file__release(af);
 	return err;
 }
@@ -283,7 +413,7 @@ void atomic_file__abort(struct atomic_file *af)
 {
 	if (af->f && af->tmp) {
 		fclose(af->f);
-		unlinkat(af->dirfd, af->tmp, 0);
+		unlink_tmp(af);
 	}
 	atomic_file__release(af);
 }
@@ -308,26 +438,128 @@ int fileio__write_atomic(const char *path, const void *data, size_t len, mode_t 
 	return err ? err : write_all_atomic(&af, data, len);
 }
 
-int fileio__write_atomic_at(int dirfd, const char *name, const void *data, size_t len,
-			    mode_t mode)
+int fileio__write_atomic_at(int dirfd, const struct fileio_owner *owner, const char *name,
+			    const void *data, size_t len, mode_t mode)
 {
 	struct atomic_file af;
-	int err = atomic_file__openat(&af, dirfd, name, mode);
+	int err = atomic_file__openat(&af, dirfd, owner, name, mode);
 
 	return err ? err : write_all_atomic(&af, data, len);
 }
 
-int fileio__open_out_dir(const char *path, bool create, int *dirfd, char *why, size_t len)
+int fileio__out_dir_owner(const struct stat *st, const struct fileio_policy *p,
+			  struct fileio_owner *o, char *why, size_t len)
 {
 	uid_t me = geteuid();
+	bool others = st->st_uid != me && st->st_uid != 0;
+
+	memset(o, 0, sizeof(*o));
+	o->how = FILEIO_OWNER_SELF;
+	if (why && len)
+		why[0] = '\0';
+	if (others && !(p && p->for_others)) {
+		if (why)
+			snprintf(why, len, "owned by uid %u, another user, who could swap its files",
+				 (unsigned int)st->st_uid);
+		return -EPERM;
+	}
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
+		if (why)
+			snprintf(why, len, "writable by %s (mode %04o) and not sticky: others could "
+				 "replace its files", st->st_mode & S_IWOTH ? "every user" : "its group",
+				 (unsigned int)(st->st_mode & 07777));
+		return -EPERM;
+	}
+	if (others) {
+		/* the owner alone can write it: whatever isoprof does there, as the owner */
+		o->how = FILEIO_OWNER_AS;
+		o->uid = st->st_uid;
+		o->gid = st->st_gid;
+		o->privilege = p->privilege;
+	} else if (p && p->give) {
+		o->how = FILEIO_OWNER_GIVE;
+		o->uid = p->give_uid;
+		o->gid = p->give_gid;
+		o->privilege = p->privilege;
+	}
+	return 0;
+}
+
+/*
+ * A missing output directory, made by the rules of its parent, so that it
+ * is whose the parent's files would be: made as the parent's owner, or
+ * made by isoprof and given (by descriptor) to p->give_uid.  A parent the
+ * rules refuse gets it made as isoprof, as ever: the directory itself is
+ * checked next.
+ */
+static int make_out_dir(const char *path, const struct fileio_policy *p)
+{
+	struct fileio_owner po;
+	struct fs_ids ids;
+	char *copy, *slash, *name;
+	const char *parent;
+	struct stat st;
+	int pfd, fd, err;
+
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	for (size_t n = strlen(copy); n > 1 && copy[n - 1] == '/'; n--)
+		copy[n - 1] = '\0';
+	slash = strrchr(copy, '/');
+	name = slash ? slash + 1 : copy;
+	parent = !slash ? "." : slash == copy ? "/" : copy;
+	if (slash)
+		*slash = '\0';
+	/* "/", ".", "..": nothing to make, the open says whether it is there */
+	if (!*name || !strcmp(name, ".") || !strcmp(name, "..")) {
+		free(copy);
+		return 0;
+	}
+	/* a parent not there (or not searchable): the open that follows says so */
+	pfd = open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (pfd < 0) {
+		free(copy);
+		return 0;
+	}
+	if (fstat(pfd, &st) || fileio__out_dir_owner(&st, p, &po, NULL, 0))
+		po.how = FILEIO_OWNER_SELF;
+	err = owner__enter(&po, &ids);
+	if (!err) {
+		err = mkdirat(pfd, name, 0755) ? -errno : 0;
+		owner__leave(&po, &ids);
+	}
+	if (!err && po.how == FILEIO_OWNER_GIVE) {
+		fd = openat(pfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		/* a symlink swapped in meanwhile is refused by the open that follows */
+		if (fd >= 0) {
+			/* only what isoprof made: a directory swapped in is someone else's */
+			if (!fstat(fd, &st) && st.st_uid == geteuid())
+				err = owner__give(&po, fd);
+			close(fd);
+		}
+	}
+	close(pfd);
+	free(copy);
+	return err == -EEXIST ? 0 : err;
+}
+
+int fileio__open_out_dir(const char *path, bool create, const struct fileio_policy *p,
+			 int *dirfd, struct fileio_owner *owner, char *why, size_t len)
+{
 	struct stat st;
 	int fd, err;
 
 	*dirfd = -1;
+	memset(owner, 0, sizeof(*owner));
+	owner->how = FILEIO_OWNER_SELF;
 	if (why && len)
 		why[0] = '\0';
-	if (create && mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
+	if (create) {
+		err = make_out_dir(path, p);
+		if (err)
+			return err;
+	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
@@ -344,19 +576,7 @@ int fileio__open_out_dir(const char *path, bool create, int *dirfd, char *why, s
 		close(fd);
 		return err;
 	}
-	err = 0;
-	if (st.st_uid != me && st.st_uid != 0) {
-		if (why)
-			snprintf(why, len, "owned by uid %u, another user, who could swap its files",
-				 (unsigned int)st.st_uid);
-		err = -EPERM;
-	} else if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX)) {
-		if (why)
-			snprintf(why, len, "writable by %s (mode %04o) and not sticky: others could "
-				 "replace its files", st.st_mode & S_IWOTH ? "every user" : "its group",
-				 (unsigned int)(st.st_mode & 07777));
-		err = -EPERM;
-	}
+	err = fileio__out_dir_owner(&st, p, owner, why, len);
 	if (err) {
 		close(fd);
 		return err;

@@ -14,6 +14,10 @@ TEST_TMP=${TEST_TMP:-$(mktemp -d /tmp/isoprof-test.XXXXXX)}
 # ASan: leaks are errors; UBSan already aborts (-fno-sanitize-recover)
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+# Tests run as root.  Under sudo, isoprof writes for the user who ran it and
+# its file tools become that user (docs/security.md): a test that wants
+# that sets SUDO_UID and SUDO_GID itself (tests/e2e/output_owner.sh).
+unset SUDO_UID SUDO_GID
 
 _suite=$(basename "${BASH_SOURCE[1]:-$0}" .sh)
 

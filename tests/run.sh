@@ -17,6 +17,8 @@ export RESULTS=$(mktemp /tmp/isoprof-results.XXXXXX)
 # the host's; record calibrates nothing unless a test asks it to.
 export ISOPROF_STATE_DIR=$(mktemp -d /tmp/isoprof-state.XXXXXX)
 export ISOPROF_NO_CALIBRATE=1
+# as root, not for the user who ran sudo (tests/lib.sh)
+unset SUDO_UID SUDO_GID
 export BUILD=$TOP/build
 export ISOPROF=${ISOPROF:-$TOP/build/asan/isoprof}
 FUZZ_SECONDS=${FUZZ_SECONDS:-15}

@@ -223,14 +223,31 @@ else
 	cat "$T/ww.err"
 	fail "world-writable out-dir" "rc=$rc"
 fi
-mkdir "$T/theirs" && chown 65534:65534 "$T/theirs"
+# another user's directory: written as that user, so isoprof can do there
+# nothing they could not (tests/e2e/output_owner.sh); a planted symlink
+# is replaced, its target untouched; theirs, but group-writable: refused
+mkdir -m 0755 "$T/theirs" && chmod 0755 "$T/theirs" && chown 65534:65534 "$T/theirs"
+"${NOBODY[@]}" ln -s "$T/precious0" "$T/theirs/x.pb.gz"
+printf 'root only\n' >"$T/precious0" && chmod 0600 "$T/precious0"
 "$ISOPROF" record -q --pid "$victim" --duration-ms 1000 -o "$T/theirs/x.pb.gz" 2>"$T/theirs.err"
 rc=$?
-if [ $rc -eq 2 ] && grep -q "owned by uid 65534" "$T/theirs.err"; then
-	pass "an output directory owned by another user is refused (exit 2)"
+if [ $rc -eq 0 ] && [ "$(stat -c %u:%g "$T/theirs/x.pb.gz")" = 65534:65534 ] &&
+	[ ! -L "$T/theirs/x.pb.gz" ] && [ "$(cat "$T/precious0")" = "root only" ] &&
+	[ "$(stat -c %u "$T/precious0")" = 0 ] && pprof_top "$T/theirs/x.pb.gz" | grep -q spin_; then
+	pass "an output directory owned by another user: written as that user (the file is nobody's), a symlink there replaced"
 else
 	cat "$T/theirs.err"
-	fail "foreign out-dir" "rc=$rc"
+	fail "foreign out-dir" "rc=$rc $(ls -la "$T/theirs")"
+fi
+mkdir -m 0775 "$T/theirs_g" && chmod 0775 "$T/theirs_g" && chown 65534:65534 "$T/theirs_g"
+"$ISOPROF" record -q --pid "$victim" --duration-ms 1000 -o "$T/theirs_g/x.pb.gz" 2>"$T/theirs_g.err"
+rc=$?
+if [ $rc -eq 2 ] && grep -q "refusing to write into this directory: writable by its group" "$T/theirs_g.err" &&
+	[ -z "$(ls -A "$T/theirs_g")" ]; then
+	pass "another user's group-writable output directory is refused (exit 2)"
+else
+	cat "$T/theirs_g.err"
+	fail "foreign group-writable out-dir" "rc=$rc"
 fi
 
 # --- symlinks planted at output names in a sticky directory ---------------

@@ -69,17 +69,17 @@ static void test_atomic_never_follows(void **state)
 	/* a symlink at the destination is replaced, not followed */
 	snprintf(link, sizeof(link), "%s/out.pb.gz", dir);
 	assert_int_equal(symlink(victim, link), 0);
-	assert_int_equal(fileio__write_atomic_at(dfd, "out.pb.gz", "new", 3, 0644), 0);
+	assert_int_equal(fileio__write_atomic_at(dfd, NULL, "out.pb.gz", "new", 3, 0644), 0);
 	assert_int_equal(lstat(link, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
 	assert_int_equal(stat(victim, &st), 0);
 	assert_int_equal(st.st_size, 9);
 	/* names are names: no path, no "..", no "." */
-	assert_int_equal(fileio__write_atomic_at(dfd, "../x", "n", 1, 0644), -EINVAL);
-	assert_int_equal(fileio__write_atomic_at(dfd, "..", "n", 1, 0644), -EINVAL);
+	assert_int_equal(fileio__write_atomic_at(dfd, NULL, "../x", "n", 1, 0644), -EINVAL);
+	assert_int_equal(fileio__write_atomic_at(dfd, NULL, "..", "n", 1, 0644), -EINVAL);
 	/* the directory of a path is opened once; "-" is stdout only there */
 	snprintf(cmd, sizeof(cmd), "%s/-", dir);
-	assert_int_equal(fileio__write_atomic_at(dfd, "-", "d", 1, 0644), 0);
+	assert_int_equal(fileio__write_atomic_at(dfd, NULL, "-", "d", 1, 0644), 0);
 	assert_int_equal(stat(cmd, &st), 0);
 	close(dfd);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
@@ -89,35 +89,39 @@ static void test_atomic_never_follows(void **state)
 static void test_out_dir(void **state)
 {
 	char dir[] = "/tmp/isoprof-esc.XXXXXX", sub[300], link[300], why[200], cmd[400];
+	struct fileio_owner owner;
 	int fd;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
 	snprintf(sub, sizeof(sub), "%s/new", dir);
 	/* created 0755, accepted */
-	assert_int_equal(fileio__open_out_dir(sub, true, &fd, why, sizeof(why)), 0);
+	assert_int_equal(fileio__open_out_dir(sub, true, NULL, &fd, &owner, why, sizeof(why)), 0);
 	assert_true(fd >= 0);
 	close(fd);
 	/* world-writable, not sticky: refused, with a reason */
 	assert_int_equal(chmod(sub, 0777), 0);
-	assert_int_equal(fileio__open_out_dir(sub, false, &fd, why, sizeof(why)), -EPERM);
+	assert_int_equal(fileio__open_out_dir(sub, false, NULL, &fd, &owner, why, sizeof(why)),
+			 -EPERM);
 	assert_int_equal(fd, -1);
 	assert_non_null(strstr(why, "not sticky"));
 	/* sticky and ours: accepted */
 	assert_int_equal(chmod(sub, 01777), 0);
-	assert_int_equal(fileio__open_out_dir(sub, false, &fd, why, sizeof(why)), 0);
+	assert_int_equal(fileio__open_out_dir(sub, false, NULL, &fd, &owner, why, sizeof(why)), 0);
 	close(fd);
 	/* group-writable: refused too */
 	assert_int_equal(chmod(sub, 0775), 0);
-	assert_int_equal(fileio__open_out_dir(sub, false, &fd, why, sizeof(why)), -EPERM);
+	assert_int_equal(fileio__open_out_dir(sub, false, NULL, &fd, &owner, why, sizeof(why)),
+			 -EPERM);
 	/* a symlink to a good directory: refused (its last component is not followed) */
 	assert_int_equal(chmod(sub, 0755), 0);
 	snprintf(link, sizeof(link), "%s/link", dir);
 	assert_int_equal(symlink(sub, link), 0);
-	assert_int_equal(fileio__open_out_dir(link, true, &fd, why, sizeof(why)), -EPERM);
+	assert_int_equal(fileio__open_out_dir(link, true, NULL, &fd, &owner, why, sizeof(why)),
+			 -EPERM);
 	assert_non_null(strstr(why, "symbolic link"));
-	assert_int_equal(fileio__open_out_dir("/nonexistent-isoprof", false, &fd, why, sizeof(why)),
-			 -ENOENT);
+	assert_int_equal(fileio__open_out_dir("/nonexistent-isoprof", false, NULL, &fd, &owner, why,
+					      sizeof(why)), -ENOENT);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
 }

@@ -5,8 +5,10 @@
  * operators.
  */
 #include <errno.h>
+#include <grp.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <linux/capability.h>
@@ -15,6 +17,7 @@
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 
+#include "lib/fileio.h"
 #include "user/capture/caps.h"
 
 #ifndef CAP_PERFMON
@@ -34,6 +37,8 @@
 #define BIT(cap) (1ull << (cap))
 
 static unsigned int caps_needs;
+static enum caps_phase caps_now;
+static bool caps_started;
 
 /* The running kernel is older than major.minor (unknown: assume older). */
 static bool kernel_before(int major, int minor)
@@ -93,23 +98,38 @@ uint64_t caps__phase_set(enum caps_phase phase, unsigned int needs)
 	}
 }
 
+/*
+ * Writing outputs for another user (caps.h): permitted in every phase,
+ * effective only inside caps__output_step().
+ */
+static uint64_t output_set(unsigned int needs)
+{
+	uint64_t set = 0;
+
+	/* setfsuid()/setfsgid() to the owner of the output directory */
+	if (needs & CAPS_NEED_OUTPUT_AS)
+		set |= BIT(CAP_SETUID) | BIT(CAP_SETGID);
+	/* fchown() of a new output to the sudo user */
+	if (needs & CAPS_NEED_OUTPUT_GIVE)
+		set |= BIT(CAP_CHOWN);
+	return set;
+}
+
 /* What phase and every phase after it use: the permitted set while in phase. */
 static uint64_t keep_from(enum caps_phase phase)
 {
-	uint64_t keep = 0;
+	uint64_t keep = output_set(caps_needs);
 
-	if (phase == CAPS_NOTHING)
-		return 0;
 	for (int p = phase; p < CAPS_NOTHING; p++)
 		keep |= caps__phase_set(p, caps_needs);
 	return keep;
 }
 
-int caps__enter(enum caps_phase phase)
+/* Effective: eff, permitted: what it holds of perm. */
+static int set_caps(uint64_t eff, uint64_t perm)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
-	uint64_t eff = caps__phase_set(phase, caps_needs), perm = keep_from(phase);
 
 	if (syscall(SYS_capget, &hdr, data))
 		return -errno;
@@ -121,6 +141,86 @@ int caps__enter(enum caps_phase phase)
 	}
 	if (syscall(SYS_capset, &hdr, data))
 		return -errno;
+	return 0;
+}
+
+int caps__enter(enum caps_phase phase)
+{
+	caps_now = phase;
+	return set_caps(caps__phase_set(phase, caps_needs), keep_from(phase));
+}
+
+int caps__output_step(bool raise)
+{
+	uint64_t eff = caps__phase_set(caps_now, caps_needs);
+
+	/* no plan started (a library caller, a test): nothing to raise or lower */
+	if (!caps_started)
+		return 0;
+	if (raise)
+		eff |= output_set(caps_needs);
+	return set_caps(eff, keep_from(caps_now));
+}
+
+int caps__drop_needs(unsigned int needs)
+{
+	caps_needs &= ~needs;
+	return caps_started ? caps__enter(caps_now) : 0;
+}
+
+/* A uid or gid as sudo writes it: decimal digits only, no sign, no (id_t)-1. */
+static bool parse_id(const char *s, unsigned long *id)
+{
+	char *end;
+
+	if (!s || !*s || strlen(s) > 10 || strspn(s, "0123456789") != strlen(s))
+		return false;
+	errno = 0;
+	*id = strtoul(s, &end, 10);
+	return !errno && !*end && *id < 0xffffffffUL;
+}
+
+bool caps__sudo_user(uid_t *uid, gid_t *gid)
+{
+	unsigned long u, g;
+
+	if (getuid() != 0 || !parse_id(getenv("SUDO_UID"), &u) ||
+	    !parse_id(getenv("SUDO_GID"), &g) || !u)
+		return false;
+	*uid = (uid_t)u;
+	*gid = (gid_t)g;
+	return true;
+}
+
+void caps__output_policy(struct fileio_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	if (getuid() != 0)
+		return;
+	p->for_others = true;
+	p->give = caps__sudo_user(&p->give_uid, &p->give_gid);
+	p->privilege = caps__output_step;
+}
+
+unsigned int caps__output_needs(const struct fileio_policy *p)
+{
+	/* a directory made for the sudo user is theirs: its files are written as them */
+	return (p->for_others || p->give ? CAPS_NEED_OUTPUT_AS : 0) |
+	       (p->give ? CAPS_NEED_OUTPUT_GIVE : 0);
+}
+
+int caps__become(uid_t uid, gid_t gid)
+{
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+
+	/* groups first: only root may change them; the uid last, which ends root */
+	if (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
+		return -errno;
+	if (getresuid(&ru, &eu, &su) || getresgid(&rg, &eg, &sg))
+		return -errno;
+	if (ru != uid || eu != uid || su != uid || rg != gid || eg != gid || sg != gid)
+		return -EPERM;
 	return 0;
 }
 
@@ -140,6 +240,7 @@ int caps__start(enum caps_phase first, unsigned int needs)
 	int bits;
 
 	caps_needs = needs;
+	caps_started = true;
 	keep = keep_from(first);
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;

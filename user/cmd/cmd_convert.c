@@ -25,6 +25,7 @@
 #include "proto/cpuprofile.h"
 #include "proto/folded.h"
 #include "proto/profile_file.h"
+#include "user/capture/caps.h"
 #include "user/cmd/commands.h"
 #include "user/cmd/source_maps_cmd.h"
 
@@ -228,6 +229,7 @@ static int write_output(const struct convert_env *env, struct profile_file *pf, 
 static int convert(const struct convert_env *env)
 {
 	struct profile_file pf = { 0 };
+	struct fileio_policy policy;
 	struct atomic_file af;
 	char err[512] = "";
 	const char *bad = env->in;
@@ -237,7 +239,9 @@ static int convert(const struct convert_env *env)
 	if (ret)
 		goto out;
 	bad = env->out;
-	ret = atomic_file__open(&af, env->out, 0644);
+	/* into another user's directory: as that user (main.c, file_tool_privileges()) */
+	caps__output_policy(&policy);
+	ret = atomic_file__open_for(&af, env->out, &policy, 0644);
 	if (ret)
 		goto out;
 	ret = write_output(env, &pf, si, af.f, err, sizeof(err));

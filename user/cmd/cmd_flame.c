@@ -21,6 +21,7 @@
 
 #include "lib/fileio.h"
 #include "proto/profile_file.h"
+#include "user/capture/caps.h"
 #include "user/cmd/commands.h"
 #include "user/cmd/options.h"
 #include "user/cmd/source_maps_cmd.h"
@@ -165,6 +166,7 @@ int cmd_flame(int argc, char **argv)
 	};
 	struct flame_env env = { 0 };
 	struct profile_file pf = { 0 };
+	struct fileio_policy policy;
 	struct atomic_file af;
 	char msg[512] = "";
 	int err, si, ret = 1;
@@ -187,7 +189,9 @@ int cmd_flame(int argc, char **argv)
 		goto done;
 	}
 
-	err = atomic_file__open(&af, env.out, 0644);
+	/* into another user's directory: as that user (main.c, file_tool_privileges()) */
+	caps__output_policy(&policy);
+	err = atomic_file__open_for(&af, env.out, &policy, 0644);
 	if (err) {
 		fprintf(stderr, "isoprof: %s: %s\n", env.out, strerror(-err));
 		goto done;

@@ -279,8 +279,9 @@ static void auto_calibrate(const struct record_env *env)
  * The privilege plan of a capture (user/capture/caps.h): from here on,
  * everything it reads, it reads without CAP_SYS_ADMIN or CAP_DAC_OVERRIDE.
  */
-static int drop_privileges(const struct record_env *env)
+static int drop_privileges(struct capture *c)
 {
+	const struct record_env *env = c->env;
 	unsigned int needs = CAPS_NEED_BPF | CAPS_NEED_KSYMS;
 	int err;
 
@@ -289,6 +290,13 @@ static int drop_privileges(const struct record_env *env)
 	/* an inspector may live in the target's own network namespace */
 	if (env->v8 || env->type == RECORD_HEAP)
 		needs |= CAPS_NEED_NETNS;
+	/*
+	 * Outputs for another user: until the output directory is open,
+	 * whatever they may take (record_profiles__open_output() keeps
+	 * only what its owner needs), permitted, never effective.
+	 */
+	caps__output_policy(&c->out_policy);
+	needs |= caps__output_needs(&c->out_policy);
 	err = caps__start(CAPS_DISCOVERY, needs);
 	if (err)
 		fprintf(stderr, "isoprof: cannot drop privileges: %s\n", strerror(-err));
@@ -377,7 +385,7 @@ int cmd_record(int argc, char **argv)
 	c.exit_status = RECORD_EXIT_FAILED;
 	auto_calibrate(&env);
 	c.launch_ns = monotime_ns();
-	if (drop_privileges(&env))
+	if (drop_privileges(&c))
 		return RECORD_EXIT_FAILED;
 	if (!prepare(&c) && !record_session__stop_requested() && !record_session__arm(&c) &&
 	    !record_session__stop_requested()) {

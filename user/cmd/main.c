@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/fileio.h"
 #include "user/capture/caps.h"
 #include "user/cmd/commands.h"
 #include "version.h"
@@ -19,25 +20,55 @@ error_t argp_err_exit_status = 2;
 /*
  * file_tool: it reads and writes files the operator names, nothing of
  * other processes: it gives up every capability before parsing anything
- * (user/capture/caps.h).  record and targets follow their own plan; serve
- * its own split.
+ * (user/capture/caps.h), see file_tool_privileges(); writes: it writes
+ * files (not only standard output).  record and targets follow their own
+ * plan; serve its own split.
  */
+enum { FILE_TOOL = 1, WRITES = 2 };
+
 static const struct {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
-	bool file_tool;
+	unsigned int kind;
 } commands[] = {
-	{ "record", cmd_record, "sample target processes and write a pprof profile", false },
-	{ "top", cmd_top, "print the flat/cum table of a profile, like pprof -top", true },
-	{ "targets", cmd_targets, "list the V8 runtime processes on this host", false },
-	{ "convert", cmd_convert, "convert between pprof, .cpuprofile and folded stacks", true },
-	{ "crosscheck", cmd_crosscheck, "compare an isoprof profile with V8's own profile", true },
-	{ "flame", cmd_flame, "write an interactive flamegraph (HTML) or a static SVG", true },
-	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page", false },
+	{ "record", cmd_record, "sample target processes and write a pprof profile", 0 },
+	{ "top", cmd_top, "print the flat/cum table of a profile, like pprof -top", FILE_TOOL },
+	{ "targets", cmd_targets, "list the V8 runtime processes on this host", 0 },
+	{ "convert", cmd_convert, "convert between pprof, .cpuprofile and folded stacks",
+	  FILE_TOOL | WRITES },
+	{ "crosscheck", cmd_crosscheck, "compare an isoprof profile with V8's own profile",
+	  FILE_TOOL },
+	{ "flame", cmd_flame, "write an interactive flamegraph (HTML) or a static SVG",
+	  FILE_TOOL | WRITES },
+	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page", 0 },
 	{ "calibrate", cmd_calibrate, "learn a runtime binary's V8 layout, to name JS with no flags",
-	  false },
+	  0 },
 };
+
+/*
+ * Under sudo, a file tool becomes the user who ran sudo, for good: it
+ * reads and writes what that user can (their files in a home closed to
+ * others included), its outputs are theirs like any file they write, and
+ * a hostile profile is parsed with no more than their rights.  Run by
+ * root otherwise: no capability, but one that writes files keeps in its
+ * permitted set what writing into another user's directory as its owner
+ * takes (caps.h, CAPS_NEED_OUTPUT_AS).
+ */
+static int file_tool_privileges(bool writes)
+{
+	struct fileio_policy p;
+	uid_t uid;
+	gid_t gid;
+	int err;
+
+	if (caps__sudo_user(&uid, &gid)) {
+		err = caps__become(uid, gid);
+		return err ? err : caps__start(CAPS_NOTHING, 0);
+	}
+	caps__output_policy(&p);
+	return caps__start(CAPS_NOTHING, writes ? caps__output_needs(&p) : 0);
+}
 
 static char *join_args(int argc, char **argv)
 {
@@ -89,7 +120,8 @@ static int run_command(size_t i, int argc, char **argv)
 	char *cmdline, program[64];
 	int ret;
 
-	if (commands[i].file_tool && (ret = caps__start(CAPS_NOTHING, 0))) {
+	if ((commands[i].kind & FILE_TOOL) &&
+	    (ret = file_tool_privileges(commands[i].kind & WRITES))) {
 		fprintf(stderr, "isoprof: cannot drop privileges: %s\n", strerror(-ret));
 		return 1;
 	}

@@ -137,7 +137,8 @@ int record__write_file(const struct capture *c, const char *path, const void *da
 {
 	if (!c->out_dirfd)
 		return -EBADF;
-	return fileio__write_atomic_at(c->out_dirfd - 1, name_in_dir(path), data, len, 0644);
+	return fileio__write_atomic_at(c->out_dirfd - 1, &c->out_owner, name_in_dir(path), data,
+				       len, 0644);
 }
 
 int record__write_profile(const struct capture *c, const char *path, struct pprof_builder *b)
@@ -158,7 +159,7 @@ int record__open_file(const struct capture *c, const char *path, struct atomic_f
 {
 	if (!c->out_dirfd)
 		return -EBADF;
-	return atomic_file__openat(af, c->out_dirfd - 1, name_in_dir(path), 0644);
+	return atomic_file__openat(af, c->out_dirfd - 1, &c->out_owner, name_in_dir(path), 0644);
 }
 
 const char *record__esc(const char *s)

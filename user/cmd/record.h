@@ -31,6 +31,7 @@
 #include <time.h>
 #include <sys/types.h>
 
+#include "lib/fileio.h"
 #include "lib/safe_open.h"
 #include "proto/heap_summary.h"
 #include "symbolize/symbolizer.h"
@@ -170,6 +171,8 @@ struct capture {
 	struct isoprof_sample *pending;	/* drained, not yet known to be the targets' */
 	size_t npending, pending_cap;
 	int out_dirfd;			/* +1: the output directory, opened once; 0: none */
+	struct fileio_policy out_policy; /* whom isoprof may write for (caps.h) */
+	struct fileio_owner out_owner;	/* whose the files written there are */
 	const char *out_name;		/* -o FILE: its name in that directory */
 	/* CLOCK_MONOTONIC: command start, sampling armed, symbol tables loaded */
 	uint64_t launch_ns, armed_ns, symbols_ns;
@@ -279,8 +282,10 @@ void record_session__release(struct capture *c);
 /*
  * Open the output directory once (--out-dir, or -o FILE's directory),
  * refusing one another user could use against isoprof (exit status
- * RECORD_EXIT_USAGE), and check a file can be created in it: fail before
- * the window, not after it.
+ * RECORD_EXIT_USAGE), learn whose the files written there are
+ * (c->out_policy, lib/fileio.h), give up the output capabilities that
+ * owner does not need, and check a file can be created in it: fail
+ * before the window, not after it.
  */
 int record_profiles__open_output(struct capture *c);
 /*

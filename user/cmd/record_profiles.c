@@ -22,6 +22,7 @@
 #include "proto/pprof_builder.h"
 #include "proto/pprof_reader.h"
 #include "symbolize/v8log.h"
+#include "user/capture/caps.h"
 #include "user/cmd/commands.h"
 #include "user/cmd/record.h"
 
@@ -33,8 +34,10 @@
 int record_profiles__open_output(struct capture *c)
 {
 	const struct record_env *env = c->env;
+	const struct fileio_owner *o = &c->out_owner;
 	const char *what = env->out_dir ? env->out_dir : env->output;
 	const char *slash = env->out_dir ? NULL : strrchr(env->output, '/');
+	unsigned int unused = CAPS_NEED_OUTPUT_AS | CAPS_NEED_OUTPUT_GIVE;
 	char dir[PATH_MAX], why[160] = "";
 	struct atomic_file af;
 	int fd, err;
@@ -49,7 +52,8 @@ int record_profiles__open_output(struct capture *c)
 		snprintf(dir, sizeof(dir), "%.*s", slash == env->output ? 1 : (int)(slash - env->output),
 			 env->output);
 	c->out_name = slash ? slash + 1 : env->output;
-	err = fileio__open_out_dir(dir, env->out_dir != NULL, &fd, why, sizeof(why));
+	err = fileio__open_out_dir(dir, env->out_dir != NULL, &c->out_policy, &fd, &c->out_owner,
+				   why, sizeof(why));
 	if (err == -EPERM && why[0]) {
 		fprintf(stderr, "isoprof: %s: refusing to write into this directory: %s\n", dir, why);
 		record__set_exit(c, RECORD_EXIT_USAGE);
@@ -57,12 +61,27 @@ int record_profiles__open_output(struct capture *c)
 	}
 	if (!err) {
 		c->out_dirfd = fd + 1;
+		/* what this owner does not need goes before anything a target controls is read */
+		if (o->how == FILEIO_OWNER_AS)
+			unused &= ~CAPS_NEED_OUTPUT_AS;
+		else if (o->how == FILEIO_OWNER_GIVE)
+			unused &= ~CAPS_NEED_OUTPUT_GIVE;
+		err = caps__drop_needs(unused);
+		if (err) {
+			fprintf(stderr, "isoprof: cannot change capabilities: %s\n", strerror(-err));
+			return err;
+		}
 		/* a file can be created there: the probe is a temporary file, removed */
-		err = atomic_file__openat(&af, fd, env->out_dir ? "probe" : c->out_name, 0644);
+		err = atomic_file__openat(&af, fd, o, env->out_dir ? "probe" : c->out_name, 0644);
 		if (!err)
 			atomic_file__abort(&af);
 	}
-	if (err)
+	if (err && o->how != FILEIO_OWNER_SELF)
+		fprintf(stderr, "isoprof: %s: cannot write there as uid %u (%s): %s\n", dir,
+			(unsigned int)o->uid,
+			o->how == FILEIO_OWNER_AS ? "its owner" : "the user who ran sudo",
+			strerror(-err));
+	else if (err)
 		fprintf(stderr, "isoprof: cannot write %s: %s\n", what, strerror(-err));
 	return err;
 }

@@ -23,16 +23,21 @@ static void print_totals(const struct capture *c, const struct isoprof_counters 
 {
 	const struct cpu_profile_stats *stats = &c->stats;
 	size_t total = sample_store__count(c->store);
+	char whose[64] = "";
 
 	if (c->nwritten == 1)
 		fprintf(stderr, "isoprof: wrote %s", c->first_written);
 	else
 		fprintf(stderr, "isoprof: wrote %zu profiles to %s", c->nwritten,
 			c->env->out_dir ? c->env->out_dir : ".");
+	/* written for another user (record_profiles__open_output()): say whose */
+	if (c->out_owner.how != FILEIO_OWNER_SELF)
+		snprintf(whose, sizeof(whose), ", owned by %u:%u", (unsigned int)c->out_owner.uid,
+			 (unsigned int)c->out_owner.gid);
 	fprintf(stderr,
-		" (%s): %llu of %zu samples over %.2f s at %ld Hz on %d CPUs, "
+		" (%s%s): %llu of %zu samples over %.2f s at %ld Hz on %d CPUs, "
 		"armed %.0f ms after launch (symbols loaded at %.0f ms), post-processing %.0f ms\n",
-		c->env->raw ? "pprof, raw protobuf" : "pprof, gzip",
+		c->env->raw ? "pprof, raw protobuf" : "pprof, gzip", whose,
 		(unsigned long long)stats->samples, total,
 		(c->window_end_ns - c->window_start_ns) / 1e9, c->env->frequency_hz, c->ncpus,
 		(c->armed_ns - c->launch_ns) / 1e6, (c->symbols_ns - c->launch_ns) / 1e6,
