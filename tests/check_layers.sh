@@ -4,7 +4,7 @@
 # headers are included by their path from the repository root
 # ("symbolize/perfmap.h"), so a file's includes say which rooms it uses;
 # a bare "name.h" is only for generated headers (skeletons, the pprof
-# schema) and, in bpf/, the BPF side's own headers.
+# schema, the build's version) and, in bpf/, the BPF side's own headers.
 #
 # Prints one line per include that goes up or sideways; exits 1 if any.
 set -u
@@ -35,7 +35,7 @@ room_of() {
 	echo "$d"
 }
 
-GENERATED='^([a-z_]+\.skel\.h|profile\.pb-c\.h|vmlinux\.h)$'
+GENERATED='^([a-z_]+\.skel\.h|profile\.pb-c\.h|vmlinux\.h|version\.h)$'
 bad=0
 while IFS= read -r f; do
 	from=$(room_of "$f")
