@@ -35,6 +35,25 @@
 
 struct gc_probes;
 
+/*
+ * What this kernel offers the probes, found by asking it for a link (see
+ * gc_probes__probe_kernel()): 0 when it does, -EOPNOTSUPP when it does
+ * not, else the -errno that kept the question from being asked (-EPERM
+ * without CAP_BPF and CAP_PERFMON).
+ */
+struct gc_probes_kernel {
+	int links;		/* uprobe_multi links (Linux 6.6) */
+	int process_filter;	/* a link's pid filter takes the whole process, not
+				 * only its main thread (6.10; 6.9.5, 6.6.35) */
+};
+
+/*
+ * Load a one-instruction uprobe_multi program and ask for a link on "/"
+ * (no real binary): the kernel's answer says which of the above it has.
+ * Needs what loading the GC probes needs.  Returns out->links.
+ */
+int gc_probes__probe_kernel(struct gc_probes_kernel *out);
+
 struct gc_probes_opts {
 	int targets_fd;		/* sampler__targets_fd() */
 	int thread_tags_fd;	/* sampler__thread_tags_fd() */
