@@ -18,7 +18,7 @@ error_t argp_err_exit_status = 2;
  * file_tool: it reads and writes files the operator names, nothing of
  * other processes: it gives up every capability before parsing anything
  * (user/capture/caps.h).  record and targets follow their own plan; serve
- * its own split.
+ * its own split; check probes with what record arms with.
  */
 static const struct {
 	const char *name;
@@ -35,6 +35,7 @@ static const struct {
 	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page", false },
 	{ "calibrate", cmd_calibrate, "learn a runtime binary's V8 layout, to name JS with no flags",
 	  false },
+	{ "check", cmd_check, "say what this host offers isoprof (kernel, privilege)", false },
 };
 
 static void usage(FILE *out)
