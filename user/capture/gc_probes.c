@@ -78,6 +78,7 @@ struct gc_probes {
 	struct gc_bpf *skel;
 	struct gc_binary *binaries;
 	size_t nbinaries, binaries_cap;
+	bool process_filter;	/* a link's pid filter takes every thread of the process */
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -289,8 +290,13 @@ int gc_probes__probe_kernel(struct gc_probes_kernel *out)
 static int attach_binary(struct gc_probes *g, struct gc_binary *b)
 {
 	char path[64];
-	/* one target: only its memory gets the breakpoints; several: filtered in BPF */
-	pid_t pid = b->npids == 1 ? b->pids[0] : 0;
+	/*
+	 * One target: only its memory gets the breakpoints; several: filtered
+	 * in BPF.  So is one target where the kernel's pid filter would run
+	 * the programs on its main thread only (and miss the GC jobs of the
+	 * others): there every process running the binary is probed.
+	 */
+	pid_t pid = b->npids == 1 && g->process_filter ? b->pids[0] : 0;
 	int fd;
 
 	/* the kernel resolves the path to the open file itself, not to a name */
@@ -343,6 +349,7 @@ int gc_probes__probed(const struct gc_probes *g, pid_t pid)
 struct gc_probes *gc_probes__new(const struct gc_probes_opts *opts)
 {
 	struct gc_probes *g = calloc(1, sizeof(*g));
+	struct gc_probes_kernel kernel;
 	int err;
 
 	if (!g)
@@ -373,6 +380,7 @@ struct gc_probes *gc_probes__new(const struct gc_probes_opts *opts)
 			    strerror(-err));
 		goto fail;
 	}
+	g->process_filter = !gc_probes__probe_kernel(&kernel) && !kernel.process_filter;
 	return g;
 fail:
 	gc_probes__free(g);

@@ -83,8 +83,10 @@ int gc_probes__add(struct gc_probes *g, pid_t pid, int exe_fd);
 /*
  * Attach the probes of every binary added: two uprobe_multi links per
  * binary (entries, returns), filtered to the one process when a single
- * target runs it, else to its targets in BPF.  0 when at least one binary
- * is probed, else the first error.  gc_probes__probed() says per pid.
+ * target runs it and the kernel's pid filter takes the whole process
+ * (gc_probes_kernel.process_filter), else to its targets in BPF.  0 when
+ * at least one binary is probed, else the first error.
+ * gc_probes__probed() says per pid.
  */
 int gc_probes__attach(struct gc_probes *g);
 
