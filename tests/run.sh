@@ -143,7 +143,7 @@ run_e2e() {
 			echo "FAIL $t exited non-zero"
 		fi
 		# what this host could not check, and why, under the suite's name
-		tail -n +$((lines + 1)) "$RESULTS" | grep '^skip ' | sed "s|^skip |-- $t skipped: |"
+		tail -n +$((lines + 1)) "$RESULTS" | grep '^skip ' | sed "s|^skip |-- skipped: |"
 		remove_new_perf_maps "$before"
 	done
 	rm -f "$before" "$ISOPROF_FEATURES"
