@@ -350,6 +350,18 @@ static void cpu_clock(struct host_features *hf)
 	if (fd >= 0) {
 		close(fd);
 		set(f, HOST_FEATURE_YES, NULL, "CPU %d", cpu);
+	} else if ((fd == -EACCES || fd == -EPERM) &&
+		   hf->f[HOST_FEATURE_PRIVILEGE].state == HOST_FEATURE_YES &&
+		   hf->perf_event_paranoid > 2) {
+		/*
+		 * Debian's kernels (perf_event_paranoid 3, their default) admit
+		 * CAP_SYS_ADMIN only, not CAP_PERFMON: measured on 6.1.0-57.
+		 */
+		set(f, HOST_FEATURE_NO,
+		    "sysctl kernel.perf_event_paranoid=2: above 2 (Debian's default 3) only "
+		    "CAP_SYS_ADMIN opens perf events, and record keeps none",
+		    "CPU %d: %s with CAP_PERFMON (perf_event_paranoid %d)", cpu, strerror(-fd),
+		    hf->perf_event_paranoid);
 	} else if (fd == -EACCES || fd == -EPERM) {
 		set(f, HOST_FEATURE_NO, privileged_fix(hf, "run as root (CAP_PERFMON)"),
 		    "CPU %d: %s", cpu, strerror(-fd));
