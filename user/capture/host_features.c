@@ -179,7 +179,7 @@ static void privilege(struct host_features *hf)
 		set(f, HOST_FEATURE_NO, "run as root: only this user's processes are readable",
 		    "missing %s", missing);
 
-	/* caps.c keeps CAP_BPF to the end where the kernel checks every bpf() command */
+	/* the plan's own answer: caps.c keeps CAP_BPF through reading on kernels before 6.5 */
 	set(&hf->f[HOST_FEATURE_DROP_CAP_BPF],
 	    caps__phase_set(CAPS_READING, CAPS_NEED_BPF) & BIT(CAP_BPF) ? HOST_FEATURE_NO
 									: HOST_FEATURE_YES,
