@@ -122,7 +122,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	if (err) {
 		errmsg__set(opts->err_buf, opts->err_len,
 			    "cannot load the BPF sampler (%s): isoprof needs root, or "
-			    "CAP_BPF and CAP_PERFMON, and a kernel with BTF",
+			    "CAP_BPF and CAP_PERFMON, and a kernel with BTF; 'isoprof check' "
+			    "says what this host lacks",
 			    strerror(-err));
 		goto fail;
 	}
