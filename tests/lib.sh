@@ -1,9 +1,11 @@
 # Helpers shared by the end-to-end tests (sourced, not run).
 #
 # Each tests/e2e/*.sh sources this file and calls `check NAME CMD...` or
-# `pass NAME` / `fail NAME WHY`.  Results go to $RESULTS (one line each),
-# which tests/run.sh counts.  Tests use $ISOPROF (the ASan+UBSan build by
-# default) and $BUILD for fixtures.
+# `pass NAME` / `fail NAME WHY`, and `needs_feature FEATURE WHAT` before
+# checks that need more than every supported kernel offers.  Results go to
+# $RESULTS (one line each: pass, fail or skip), which tests/run.sh counts.
+# Tests use $ISOPROF (the ASan+UBSan build by default) and $BUILD for
+# fixtures.
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
@@ -29,6 +31,48 @@ pass() {
 fail() {
 	echo "FAIL $_suite: $1: $2"
 	echo "fail $_suite: $1: $2" >>"$RESULTS"
+}
+
+# skip NAME WHY: NAME was not checked on this host, and why; never a failure
+skip() {
+	echo "skip $_suite: $1: $2"
+	echo "skip $_suite: $1: $2" >>"$RESULTS"
+}
+
+# needs_feature FEATURE WHAT: true when this host has FEATURE, a key of
+# `isoprof check --json`'s "features" (the probes record itself uses:
+# user/capture/host_features.h).  Otherwise WHAT is skipped with what the
+# host lacks ("skip SUITE: WHAT: needs Linux 6.6 (uprobe_multi)") and it
+# returns 1, so the test leaves out the checks that need it:
+#   needs_feature uprobe_multi "GC pauses" || exit 0
+# check runs once per run (tests/run.sh passes its answer in
+# $ISOPROF_FEATURES), or once per test run alone.  A FEATURE check does
+# not know is a failure: a misspelt name must not skip silently.
+_features_json=
+needs_feature() {
+	local feature=$1 what=$2 answer
+	if [ -z "$_features_json" ]; then
+		if [ -s "${ISOPROF_FEATURES:-}" ]; then
+			_features_json=$(cat "$ISOPROF_FEATURES")
+		else
+			_features_json=$("$ISOPROF" check --json 2>/dev/null)
+		fi
+	fi
+	answer=$(python3 -c '
+import json, sys
+try:
+    f = json.loads(sys.stdin.read())["features"][sys.argv[1]]
+except Exception as e:
+    print("error", type(e).__name__, e)
+    sys.exit()
+print("yes" if f["ok"] is True else "no " + (f["fix"] or "not known on this host"))' \
+		"$feature" <<<"$_features_json")
+	case $answer in
+	yes) return 0 ;;
+	no\ *) skip "$what" "${answer#no } ($feature)" ;;
+	*) fail "$what" "isoprof check --json has no answer for '$feature': ${answer#error }" ;;
+	esac
+	return 1
 }
 
 # check NAME CMD...: pass when CMD exits 0

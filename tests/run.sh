@@ -3,7 +3,9 @@
 # end-to-end (real BPF, real processes; the browser tests in tests/browser/
 # are driven by e2e/flame.sh and e2e/serve.sh), and each fuzz target
 # briefly.  Prints one result line per test and closes with
-# "N passed, N failed".
+# "N passed, N failed, N skipped" and the list of what was skipped and
+# why: a check this host cannot run (tests/lib.sh, needs_feature; e.g. GC
+# pauses need Linux 6.6) is skipped, never failed.
 #
 #   tests/run.sh [ONLY]          everything (as root), or the tests whose
 #                                name contains ONLY
@@ -107,21 +109,49 @@ remove_new_perf_maps() {
 	done
 }
 
+# What this host offers isoprof, asked once for the whole run: printed for
+# the log, and its JSON handed to every test (tests/lib.sh, needs_feature).
+host_features() {
+	local rc
+	ISOPROF_FEATURES=$(mktemp /tmp/isoprof-features.XXXXXX)
+	export ISOPROF_FEATURES
+	echo "== $ISOPROF check"
+	"$ISOPROF" check
+	"$ISOPROF" check --json >"$ISOPROF_FEATURES"
+	rc=$?
+	# 5: record cannot run here: the tests that record fail, and the table says why
+	if [ $rc -eq 5 ]; then
+		echo "isoprof check: record cannot run on this host (see above): the tests that record will fail"
+	elif [ $rc -ne 0 ]; then
+		echo "fail isoprof check --json: exit $rc" >>"$RESULTS"
+		echo "FAIL isoprof check --json exited $rc"
+		: >"$ISOPROF_FEATURES"
+	fi
+}
+
 run_e2e() {
-	local t before
-	before=$(mktemp)
+	local t before lines tests=()
 	for t in tests/e2e/*.sh; do
 		[ -f "$t" ] || continue
 		[ -n "$ONLY" ] && [[ $t != *$ONLY* ]] && continue
+		tests+=("$t")
+	done
+	[ ${#tests[@]} -gt 0 ] || return 0
+	host_features
+	before=$(mktemp)
+	for t in "${tests[@]}"; do
 		echo "== $t"
 		perf_maps >"$before"
+		lines=$(wc -l <"$RESULTS")
 		if ! bash "$t"; then
 			echo "fail $(basename "$t" .sh): script exited non-zero" >>"$RESULTS"
 			echo "FAIL $t exited non-zero"
 		fi
+		# what this host could not check, and why, under the suite's name
+		tail -n +$((lines + 1)) "$RESULTS" | grep '^skip ' | sed "s|^skip |-- skipped: |"
 		remove_new_perf_maps "$before"
 	done
-	rm -f "$before"
+	rm -f "$before" "$ISOPROF_FEATURES"
 }
 
 run_fuzz() {
@@ -163,6 +193,12 @@ fi
 
 passed=$(grep -c '^pass' "$RESULTS")
 failed=$(grep -c '^fail' "$RESULTS")
+skipped=$(grep -c '^skip' "$RESULTS")
+if [ "$skipped" -gt 0 ]; then
+	echo
+	echo "Skipped (this host lacks what they need):"
+	grep '^skip' "$RESULTS" | sed 's/^skip /  /'
+fi
 if [ "$failed" -gt 0 ]; then
 	echo
 	echo "Failures:"
@@ -171,5 +207,5 @@ fi
 rm -f "$RESULTS"
 rm -rf "$ISOPROF_STATE_DIR"
 echo
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ] && [ $((passed + skipped)) -gt 0 ]

@@ -4,7 +4,9 @@
  * the command (user/cmd/cmd_record.c) and the daemon that runs it as a
  * child and turns each status into an HTTP status and error code
  * (user/serve/api.h, api__record_exit_code(); docs/daemon.md).  A status
- * renumbered here is renumbered on both sides.
+ * renumbered here is renumbered on both sides.  `isoprof check`
+ * (user/cmd/cmd_check.c) exits RECORD_EXIT_NO_BPF when record could not
+ * run on this host.
  */
 #ifndef ISOPROF_RECORD_EXIT_H
 #define ISOPROF_RECORD_EXIT_H

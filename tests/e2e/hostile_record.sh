@@ -53,10 +53,18 @@ wait $rec
 rc=$?
 echo "record in its window: CapEff $eff CapPrm $prm NoNewPrivs $nnp"
 if [ -n "$eff" ] && ! has_bit "$eff" 1 && ! has_bit "$eff" 21 && ! has_bit "$prm" 1 &&
-	! has_bit "$prm" 21 && ! has_bit "$eff" 39 && [ "$nnp" = 1 ]; then
-	pass "record after arming: no CAP_DAC_OVERRIDE, CAP_SYS_ADMIN or CAP_BPF, NoNewPrivs 1 (CapEff $eff)"
+	! has_bit "$prm" 21 && [ "$nnp" = 1 ]; then
+	pass "record after arming: no CAP_DAC_OVERRIDE or CAP_SYS_ADMIN, NoNewPrivs 1 (CapEff $eff)"
 else
 	fail "record after arming" "CapEff $eff CapPrm $prm NoNewPrivs $nnp"
+fi
+# where the kernel checks every bpf() command, record keeps CAP_BPF (caps.c)
+if needs_feature drop_cap_bpf "record after arming: no CAP_BPF"; then
+	if [ -n "$eff" ] && ! has_bit "$eff" 39; then
+		pass "record after arming: no CAP_BPF (CapEff $eff)"
+	else
+		fail "record after arming: CAP_BPF" "CapEff $eff"
+	fi
 fi
 if [ $rc -eq 0 ] && pprof_top "$T/caps.pb.gz" | grep -q spin_beta && no_sanitizer_report "$T/caps.err"; then
 	pass "record with reduced privileges names a nobody target's functions"

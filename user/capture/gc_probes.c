@@ -78,6 +78,7 @@ struct gc_probes {
 	struct gc_bpf *skel;
 	struct gc_binary *binaries;
 	size_t nbinaries, binaries_cap;
+	bool process_filter;	/* a link's pid filter takes every thread of the process */
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -177,15 +178,47 @@ int gc_probes__add(struct gc_probes *g, pid_t pid, int exe_fd)
 	return b->err;
 }
 
+/*
+ * BPF_LINK_CREATE of one uprobe_multi link: its descriptor, or -errno as
+ * the kernel gave it.  pid 0: every process that maps the file.
+ */
+static int uprobe_multi_link(int prog_fd, const char *path, const unsigned long *offsets,
+			     const __u64 *cookies, __u32 cnt, pid_t pid, bool ret)
+{
+	struct uprobe_multi_attr attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.prog_fd = prog_fd;
+	attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
+	attr.path = (__u64)(unsigned long)path;
+	attr.offsets = (__u64)(unsigned long)offsets;
+	attr.cookies = (__u64)(unsigned long)cookies;
+	attr.cnt = cnt;
+	attr.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
+	attr.pid = (__u32)pid;
+	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/*
+ * A kernel without uprobe_multi refuses the attach type as invalid: 6.1's
+ * link_create() takes only BPF_PERF_EVENT and BPF_TRACE_KPROBE_MULTI for
+ * a kprobe program, and its CHECK_ATTR() finds the fields past
+ * kprobe_multi set.
+ */
+static int unsupported_as_eopnotsupp(int err)
+{
+	return err == -EINVAL || err == -E2BIG ? -EOPNOTSUPP : err;
+}
+
 static int link_uprobe_multi(int prog_fd, const char *path, const struct gc_binary *b,
 			     pid_t pid, bool ret)
 {
 	unsigned long *offsets = calloc(b->n, sizeof(*offsets));
 	__u64 *cookies = calloc(b->n, sizeof(*cookies));
-	struct uprobe_multi_attr attr;
 	__u32 cnt = 0;
-	long fd;
-	int err;
+	int fd;
 
 	if (!offsets || !cookies) {
 		free(offsets);
@@ -199,30 +232,71 @@ static int link_uprobe_multi(int prog_fd, const char *path, const struct gc_bina
 		offsets[cnt] = b->offsets[i];
 		cookies[cnt++] = b->cookies[i];
 	}
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_fd = prog_fd;
-	attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
-	attr.path = (__u64)(unsigned long)path;
-	attr.offsets = (__u64)(unsigned long)offsets;
-	attr.cookies = (__u64)(unsigned long)cookies;
-	attr.cnt = cnt;
-	attr.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
-	attr.pid = (__u32)pid;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	err = fd < 0 ? -errno : 0;
+	fd = uprobe_multi_link(prog_fd, path, offsets, cookies, cnt, pid, ret);
 	free(offsets);
 	free(cookies);
-	/* a kernel without uprobe_multi refuses the attach type as invalid */
-	if (err)
-		return err == -EINVAL || err == -E2BIG ? -EOPNOTSUPP : err;
-	return (int)fd;
+	return fd < 0 ? unsupported_as_eopnotsupp(fd) : fd;
+}
+
+int gc_probes__probe_kernel(struct gc_probes_kernel *out)
+{
+	/* r0 = 0; exit */
+	static const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = UPROBE_MULTI_ATTACH_TYPE);
+	unsigned long offset = 0;
+	int prog_fd, fd;
+
+	/*
+	 * Loading tells nothing: 6.1 loads a kprobe program whatever its
+	 * expected_attach_type (bpf_prog_load_check_attach() lets any through
+	 * for BPF_PROG_TYPE_KPROBE); only the link is refused.
+	 */
+	prog_fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, "isoprof_probe", "GPL", insns,
+				sizeof(insns) / sizeof(insns[0]), &opts);
+	if (prog_fd < 0) {
+		out->links = out->process_filter = -errno;
+		return out->links;
+	}
+	/*
+	 * "/" is no regular file: a kernel that knows uprobe_multi links gets
+	 * as far as the path and refuses it with EBADF (as libbpf's
+	 * probe_uprobe_multi_link() relies on); one that does not, with
+	 * EINVAL, as a real attach would be (link_uprobe_multi()).
+	 */
+	fd = uprobe_multi_link(prog_fd, "/", &offset, NULL, 1, 0, false);
+	if (fd >= 0)
+		close(fd);
+	out->links = fd == -EBADF || fd >= 0 ? 0 : unsupported_as_eopnotsupp(fd);
+	/*
+	 * pid -1: a kernel whose pid filter is per process ("bpf: fix
+	 * multi-uprobe PID filtering logic", 6.10, 6.9.5, 6.6.35) refuses it
+	 * before the path, with EINVAL; the first uprobe_multi kernels look at
+	 * the path first.
+	 */
+	out->process_filter = out->links;
+	if (!out->links) {
+		fd = uprobe_multi_link(prog_fd, "/", &offset, NULL, 1, -1, false);
+		if (fd >= 0)
+			close(fd);
+		out->process_filter = fd == -EINVAL ? 0 : -EOPNOTSUPP;
+	}
+	close(prog_fd);
+	return out->links;
 }
 
 static int attach_binary(struct gc_probes *g, struct gc_binary *b)
 {
 	char path[64];
-	/* one target: only its memory gets the breakpoints; several: filtered in BPF */
-	pid_t pid = b->npids == 1 ? b->pids[0] : 0;
+	/*
+	 * One target: only its memory gets the breakpoints; several: filtered
+	 * in BPF.  So is one target where the kernel's pid filter would run
+	 * the programs on its main thread only (and miss the GC jobs of the
+	 * others): there every process running the binary is probed.
+	 */
+	pid_t pid = b->npids == 1 && g->process_filter ? b->pids[0] : 0;
 	int fd;
 
 	/* the kernel resolves the path to the open file itself, not to a name */
@@ -275,6 +349,7 @@ int gc_probes__probed(const struct gc_probes *g, pid_t pid)
 struct gc_probes *gc_probes__new(const struct gc_probes_opts *opts)
 {
 	struct gc_probes *g = calloc(1, sizeof(*g));
+	struct gc_probes_kernel kernel;
 	int err;
 
 	if (!g)
@@ -305,6 +380,7 @@ struct gc_probes *gc_probes__new(const struct gc_probes_opts *opts)
 			    strerror(-err));
 		goto fail;
 	}
+	g->process_filter = !gc_probes__probe_kernel(&kernel) && !kernel.process_filter;
 	return g;
 fail:
 	gc_probes__free(g);

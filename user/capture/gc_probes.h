@@ -35,6 +35,25 @@
 
 struct gc_probes;
 
+/*
+ * What this kernel offers the probes, found by asking it for a link (see
+ * gc_probes__probe_kernel()): 0 when it does, -EOPNOTSUPP when it does
+ * not, else the -errno that kept the question from being asked (-EPERM
+ * without CAP_BPF and CAP_PERFMON).
+ */
+struct gc_probes_kernel {
+	int links;		/* uprobe_multi links (Linux 6.6) */
+	int process_filter;	/* a link's pid filter takes the whole process, not
+				 * only its main thread (6.10; 6.9.5, 6.6.35) */
+};
+
+/*
+ * Load a one-instruction uprobe_multi program and ask for a link on "/"
+ * (no real binary): the kernel's answer says which of the above it has.
+ * Needs what loading the GC probes needs.  Returns out->links.
+ */
+int gc_probes__probe_kernel(struct gc_probes_kernel *out);
+
 struct gc_probes_opts {
 	int targets_fd;		/* sampler__targets_fd() */
 	int thread_tags_fd;	/* sampler__thread_tags_fd() */
@@ -64,8 +83,10 @@ int gc_probes__add(struct gc_probes *g, pid_t pid, int exe_fd);
 /*
  * Attach the probes of every binary added: two uprobe_multi links per
  * binary (entries, returns), filtered to the one process when a single
- * target runs it, else to its targets in BPF.  0 when at least one binary
- * is probed, else the first error.  gc_probes__probed() says per pid.
+ * target runs it and the kernel's pid filter takes the whole process
+ * (gc_probes_kernel.process_filter), else to its targets in BPF.  0 when
+ * at least one binary is probed, else the first error.
+ * gc_probes__probed() says per pid.
  */
 int gc_probes__attach(struct gc_probes *g);
 

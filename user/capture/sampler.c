@@ -122,7 +122,8 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	if (err) {
 		errmsg__set(opts->err_buf, opts->err_len,
 			    "cannot load the BPF sampler (%s): isoprof needs root, or "
-			    "CAP_BPF and CAP_PERFMON, and a kernel with BTF",
+			    "CAP_BPF and CAP_PERFMON, and a kernel with BTF; 'isoprof check' "
+			    "says what this host lacks",
 			    strerror(-err));
 		goto fail;
 	}
@@ -183,7 +184,7 @@ int sampler__remove_target(struct sampler *s, pid_t pid)
 	return 0;
 }
 
-static int open_cpu_clock(int cpu, unsigned long long period_ns)
+int sampler__open_cpu_clock(int cpu, unsigned long long period_ns)
 {
 	struct perf_event_attr attr = {
 		.type = PERF_TYPE_SOFTWARE,
@@ -215,7 +216,7 @@ int sampler__start(struct sampler *s)
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < cpus.count; i++) {
-		fd = open_cpu_clock(cpus.ids[i], s->period_ns);
+		fd = sampler__open_cpu_clock(cpus.ids[i], s->period_ns);
 		if (fd < 0) {
 			err = fd;
 			goto fail;

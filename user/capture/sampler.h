@@ -61,6 +61,12 @@ int sampler__remove_target(struct sampler *s, pid_t pid);
 int sampler__set_v8_layout(struct sampler *s, unsigned int index,
 			   const struct isoprof_v8_layout *l);
 
+/*
+ * One system-wide cpu-clock perf event on cpu, a sample every period_ns,
+ * as sampler__start() opens one per CPU: its descriptor, or -errno.
+ */
+int sampler__open_cpu_clock(int cpu, unsigned long long period_ns);
+
 /* Attach to every online CPU.  Returns the number of CPUs, or -errno. */
 int sampler__start(struct sampler *s);
 /* Consume what is in the ring buffer, waiting up to timeout_ms for more. */

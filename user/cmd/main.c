@@ -22,7 +22,7 @@ error_t argp_err_exit_status = 2;
  * other processes: it gives up every capability before parsing anything
  * (user/capture/caps.h), see file_tool_privileges(); writes: it writes
  * files (not only standard output).  record and targets follow their own
- * plan; serve its own split.
+ * plan; serve its own split; check probes with what record arms with.
  */
 enum { FILE_TOOL = 1, WRITES = 2 };
 
@@ -44,6 +44,7 @@ static const struct {
 	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page", 0 },
 	{ "calibrate", cmd_calibrate, "learn a runtime binary's V8 layout, to name JS with no flags",
 	  0 },
+	{ "check", cmd_check, "say what this host offers isoprof (kernel, privilege)", 0 },
 };
 
 /*

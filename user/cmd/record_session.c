@@ -615,8 +615,9 @@ int record_session__arm(struct capture *c)
 	c->ncpus = sampler__start(c->sampler);
 	c->armed_ns = monotime_ns();
 	if (c->ncpus < 0) {
-		fprintf(stderr, "isoprof: cannot attach to the CPUs' cpu-clock events: %s\n",
-			strerror(-c->ncpus));
+		fprintf(stderr,
+			"isoprof: cannot attach to the CPUs' cpu-clock events: %s ('isoprof check' "
+			"says why)\n", strerror(-c->ncpus));
 		record__set_exit(c, RECORD_EXIT_NO_BPF);
 		return c->ncpus;
 	}
