@@ -5,6 +5,7 @@
  * operators.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -51,6 +52,27 @@ static bool kernel_before(int major, int minor)
 	return ma < major || (ma == major && mi < minor);
 }
 
+/*
+ * Debian's kernels add a perf_event_paranoid level 3, their default: there
+ * perf_event_open() admits CAP_SYS_ADMIN only, CAP_PERFMON is not enough
+ * (measured on Debian 12's 6.1.0-57).
+ */
+static bool perf_events_need_sys_admin(void)
+{
+	char buf[32];
+	ssize_t n;
+	int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return atoi(buf) > 2;
+}
+
 uint64_t caps__phase_set(enum caps_phase phase, unsigned int needs)
 {
 	uint64_t read =
@@ -79,8 +101,11 @@ uint64_t caps__phase_set(enum caps_phase phase, unsigned int needs)
 		/* before 5.11, BPF maps count against RLIMIT_MEMLOCK, which libbpf raises */
 		if (kernel_before(5, 11))
 			set |= BIT(CAP_SYS_RESOURCE);
-		/* BPF_ENABLE_STATS (--bpf-stats) is checked against CAP_SYS_ADMIN */
-		if (needs & CAPS_NEED_BPF_STATS)
+		/*
+		 * BPF_ENABLE_STATS (--bpf-stats) is checked against CAP_SYS_ADMIN,
+		 * and so is perf_event_open() above perf_event_paranoid 2
+		 */
+		if ((needs & CAPS_NEED_BPF_STATS) || perf_events_need_sys_admin())
 			set |= BIT(CAP_SYS_ADMIN);
 		return set;
 	case CAPS_READING:

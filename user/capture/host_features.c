@@ -356,12 +356,15 @@ static void cpu_clock(struct host_features *hf)
 		/*
 		 * Debian's kernels (perf_event_paranoid 3, their default) admit
 		 * CAP_SYS_ADMIN only, not CAP_PERFMON: measured on 6.1.0-57.
+		 * record arms with it there (caps.c); a process given only
+		 * CAP_BPF and CAP_PERFMON has not got it.
 		 */
 		set(f, HOST_FEATURE_NO,
-		    "sysctl kernel.perf_event_paranoid=2: above 2 (Debian's default 3) only "
-		    "CAP_SYS_ADMIN opens perf events, and record keeps none",
-		    "CPU %d: %s with CAP_PERFMON (perf_event_paranoid %d)", cpu, strerror(-fd),
-		    hf->perf_event_paranoid);
+		    "run as root, or give isoprof CAP_SYS_ADMIN too, or sysctl "
+		    "kernel.perf_event_paranoid=2: above 2 (Debian's default 3) only "
+		    "CAP_SYS_ADMIN opens perf events",
+		    "CPU %d: %s without CAP_SYS_ADMIN (perf_event_paranoid %d)", cpu,
+		    strerror(-fd), hf->perf_event_paranoid);
 	} else if (fd == -EACCES || fd == -EPERM) {
 		set(f, HOST_FEATURE_NO, privileged_fix(hf, "run as root (CAP_PERFMON)"),
 		    "CPU %d: %s", cpu, strerror(-fd));
