@@ -66,6 +66,18 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <linux/capability.h>
+
+/* Capabilities newer than some C libraries' headers know (Linux 5.8, 5.9). */
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+#ifndef CAP_CHECKPOINT_RESTORE
+#define CAP_CHECKPOINT_RESTORE 40
+#endif
 #include <sys/types.h>
 
 enum caps_phase {

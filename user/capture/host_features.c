@@ -22,15 +22,6 @@
 #include "user/capture/gc_probes.h"
 #include "user/capture/sampler.h"
 
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
-#ifndef CAP_CHECKPOINT_RESTORE
-#define CAP_CHECKPOINT_RESTORE 40
-#endif
 
 #define BIT(cap) (1ull << (cap))
 
