@@ -71,8 +71,10 @@ function check(name, ok, why) {
 
 	// Hover: the tooltip names the function and gives flat, cum and share.
 	const cx = target.x + Math.min(target.w / 2, 40), cy = target.y + target.h / 2;
-	await page.mouse.move(cx, cy);
-	await page.locator('#tooltip').waitFor({ state: 'visible', timeout: 3000 });
+	// from outside the chart, in steps: a loaded CI host once missed a single jump
+	await page.mouse.move(0, 0);
+	await page.mouse.move(cx, cy, { steps: 5 });
+	await page.locator('#tooltip').waitFor({ state: 'visible', timeout: 10000 });
 	const tip = await page.locator('#tooltip').innerText();
 	check('tooltip names the function', tip.split('\n')[0] === hot, JSON.stringify(tip));
 	check('tooltip shows file, flat, cum and share',
