@@ -206,4 +206,33 @@ if [ $rc -eq 0 ] && [ ! -s "$T/one.out" ] && [ "$n" = 1 ] &&
 else
 	fail "--type heap text" "exit $rc, $n isolate lines, stdout $(wc -c <"$T/one.out") bytes"
 fi
+
+# --- --json with nothing to summarize: stdout is still one JSON document --------
+# json_outcome FILE STATUS ERROR: FILE is one JSON object with that outcome
+json_outcome() {
+	python3 - "$@" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not (d["exit_status"] == int(sys.argv[2]) and d["error"] == sys.argv[3]))
+PY
+}
+sleep 30 &
+idle=$!
+"$ISOPROF" record -q --json --pid "$idle" --duration-ms 1000 -o "$T/idle.pb.gz" \
+	>"$T/idle.out" 2>"$T/idle.err"
+rc=$?
+kill "$idle" 2>/dev/null
+if [ $rc -eq 4 ] && json_outcome "$T/idle.out" 4 "no samples" && grep -q 'no samples' "$T/idle.err"; then
+	pass "--json, a target that never ran: exit 4, stdout {exit_status: 4, error: no samples}, the sentence on stderr"
+else
+	fail "--json, no samples" "exit $rc, stdout: $(head -c 300 "$T/idle.out")"
+fi
+"$ISOPROF" record -q --json --pid "$WORKERD_PID" --script no-such-worker --duration-ms 1000 \
+	-o "$T/none.pb.gz" >"$T/none.out" 2>"$T/none.err"
+rc=$?
+if [ $rc -eq 3 ] && json_outcome "$T/none.out" 3 "not found" && grep -q 'no-such-worker' "$T/none.err"; then
+	pass "--json, --script that names nothing: exit 3, stdout {exit_status: 3, error: not found}"
+else
+	fail "--json, not found" "exit $rc, stdout: $(head -c 300 "$T/none.out"), stderr: $(head -c 300 "$T/none.err")"
+fi
 exit 0

@@ -304,11 +304,40 @@ static int drop_privileges(struct capture *c)
 }
 
 /* --type heap: the summary once V8's profiles are written, as text and with --json. */
-static void print_heap_summary(const struct capture *c)
+static void print_heap_summary(struct capture *c)
 {
 	record_summary__print_heap(c);
-	if (c->env->json && record_summary__print_heap_json(c))
+	if (!c->env->json)
+		return;
+	if (record_summary__print_heap_json(c))
 		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
+	else
+		c->json_written = true;
+}
+
+/*
+ * --json, and no summary to print (no samples, no such target, no BPF...):
+ * stdout still carries one JSON document, the outcome; the sentence that
+ * says why is on stderr, as always.
+ */
+static void print_json_outcome(const struct capture *c)
+{
+	static const char *const outcome[] = {
+		[RECORD_EXIT_OK] = "ok",
+		[RECORD_EXIT_FAILED] = "failed",
+		[RECORD_EXIT_USAGE] = "usage",
+		[RECORD_EXIT_NOT_FOUND] = "not found",
+		[RECORD_EXIT_NO_SAMPLES] = "no samples",
+		[RECORD_EXIT_NO_BPF] = "no BPF",
+		[RECORD_EXIT_NO_INSPECTOR] = "no inspector",
+	};
+	int s = c->exit_status;
+	const char *what = s >= 0 && s < (int)(sizeof(outcome) / sizeof(outcome[0])) && outcome[s]
+				   ? outcome[s] : "failed";
+
+	printf("{\n  \"type\": \"%s\",\n  \"exit_status\": %d,\n  \"error\": \"%s\"\n}\n",
+	       c->env->type == RECORD_HEAP ? "heap" : "cpu", s, what);
+	fflush(stdout);
 }
 
 /* After the window: the profiles, the summary, V8's side.  Sets the exit status. */
@@ -350,8 +379,12 @@ static void finish(struct capture *c)
 	if ((c->env->v8 || c->env->type == RECORD_HEAP) && record_v8__finish(c))
 		record__set_exit(c, RECORD_EXIT_FAILED);
 	/* after V8's side: the JSON carries its cross-checks and files */
-	if (c->env->type == RECORD_CPU && c->env->json && record_summary__print_json(c, &cnt))
-		fprintf(stderr, "isoprof: cannot print the JSON summary\n");
+	if (c->env->type == RECORD_CPU && c->env->json) {
+		if (record_summary__print_json(c, &cnt))
+			fprintf(stderr, "isoprof: cannot print the JSON summary\n");
+		else
+			c->json_written = true;
+	}
 	if (c->env->type == RECORD_HEAP)
 		print_heap_summary(c);
 }
@@ -385,8 +418,11 @@ int cmd_record(int argc, char **argv)
 	c.exit_status = RECORD_EXIT_FAILED;
 	auto_calibrate(&env);
 	c.launch_ns = monotime_ns();
-	if (drop_privileges(&c))
+	if (drop_privileges(&c)) {
+		if (env.json)
+			print_json_outcome(&c);
 		return RECORD_EXIT_FAILED;
+	}
 	if (!prepare(&c) && !record_session__stop_requested() && !record_session__arm(&c) &&
 	    !record_session__stop_requested()) {
 		record_session__stage(RECORD_STAGE_WINDOW);
@@ -398,5 +434,7 @@ int cmd_record(int argc, char **argv)
 			finish(&c);
 	}
 	record_session__release(&c);
+	if (env.json && !c.json_written)
+		print_json_outcome(&c);
 	return c.exit_status;
 }

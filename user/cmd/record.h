@@ -181,6 +181,7 @@ struct capture {
 	struct timespec wall_start;
 	int ncpus;
 	int exit_status;		/* worst RECORD_EXIT_* so far */
+	bool json_written;		/* --json: the summary is on stdout */
 
 	/* V8's side (record_v8.c) */
 	struct v8_capture *v8;

@@ -40,8 +40,12 @@ static void target_fail(struct v8_target *t, int err, const char *what, const ch
 	if (t->err)
 		return;
 	t->err = err ? err : -EIO;
-	errmsg__set(t->errmsg, sizeof(t->errmsg), "%s: %s", what,
-		    why && *why ? why : strerror(-t->err));
+	/* the inspector's own messages already name the method they are about */
+	if (why && !strncmp(why, what, strlen(what)) && why[strlen(what)] == ':')
+		errmsg__set(t->errmsg, sizeof(t->errmsg), "%s", why);
+	else
+		errmsg__set(t->errmsg, sizeof(t->errmsg), "%s: %s", what,
+			    why && *why ? why : strerror(-t->err));
 }
 
 static int call(struct v8_capture *c, struct v8_target *t, const char *method,
