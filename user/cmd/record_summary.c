@@ -277,7 +277,8 @@ static void print_heap_names(const struct capture *c, const struct isoprof_count
 				"recalibrate it (isoprof calibrate)\n", t->pid,
 				(unsigned long long)t->js_bad, (unsigned long long)t->js_frames,
 				t->v8->build_id);
-		else if (t->v8 && !t->layout && t->layout_why && !t->v8->perf_map_exists)
+		else if (t->v8 && !t->layout && t->layout_why && !t->v8->perf_map_exists &&
+			 !symbolizer__has_perfmap(c->sym, t->pid))
 			fprintf(stderr, "isoprof: pid %d: JS not named from V8's heap: %s\n", t->pid,
 				t->layout_why);
 	}
