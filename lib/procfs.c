@@ -148,3 +148,19 @@ bool procfs__alive(pid_t pid)
 		return true;
 	return state != 'Z' && state != 'X';
 }
+
+int procfs__sysctl_int(const char *path, long *out)
+{
+	char buf[32], *end;
+	ssize_t n = procfs__read(path, buf, sizeof(buf));
+	long v;
+
+	if (n < 0)
+		return (int)n;
+	errno = 0;
+	v = strtol(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return -EINVAL;
+	*out = v;
+	return 0;
+}

@@ -22,6 +22,13 @@
 ssize_t procfs__read(const char *path, char *buf, size_t size);
 
 /*
+ * The integer a /proc/sys file holds (kernel.perf_event_paranoid...):
+ * 0 with *out, -errno when it cannot be read, -EINVAL when it is not a
+ * decimal number.
+ */
+int procfs__sysctl_int(const char *path, long *out);
+
+/*
  * The pid in the innermost pid namespace: the last number of the
  * "NSpid:" line of status text.  -ENOENT when there is no such line
  * (kernels before 4.1), -EINVAL when it does not parse.

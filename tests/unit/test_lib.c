@@ -144,6 +144,13 @@ static void test_procfs_parsers(void **state)
 	assert_false(procfs__alive(999999999));
 	assert_int_equal(procfs__comm(getpid(), comm, sizeof(comm)), 0);
 	assert_true(strlen(comm) > 0 && !strchr(comm, '\n'));
+
+	long v = -1;
+
+	assert_int_equal(procfs__sysctl_int("/proc/sys/kernel/pid_max", &v), 0);
+	assert_true(v >= 301);
+	assert_int_equal(procfs__sysctl_int("/proc/self/comm", &v), -EINVAL);
+	assert_int_equal(procfs__sysctl_int("/proc/sys/kernel/no_such_sysctl", &v), -ENOENT);
 }
 
 static void test_fileio(void **state)

@@ -5,7 +5,6 @@
  * operators.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <sys/utsname.h>
 
 #include "lib/fileio.h"
+#include "lib/procfs.h"
 #include "user/capture/caps.h"
 
 #ifndef PR_CAP_AMBIENT
@@ -50,18 +50,9 @@ static bool kernel_before(int major, int minor)
  */
 static bool perf_events_need_sys_admin(void)
 {
-	char buf[32];
-	ssize_t n;
-	int fd = open("/proc/sys/kernel/perf_event_paranoid", O_RDONLY | O_CLOEXEC);
+	long level;
 
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return atoi(buf) > 2;
+	return !procfs__sysctl_int("/proc/sys/kernel/perf_event_paranoid", &level) && level > 2;
 }
 
 uint64_t caps__phase_set(enum caps_phase phase, unsigned int needs)

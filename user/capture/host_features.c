@@ -108,14 +108,9 @@ static void cap_list(uint64_t mask, char *buf, size_t len)
 
 static int read_sysctl(const char *path)
 {
-	char buf[32], *end;
 	long v;
 
-	if (procfs__read(path, buf, sizeof(buf)) <= 0)
-		return HOST_SYSCTL_UNKNOWN;
-	errno = 0;
-	v = strtol(buf, &end, 10);
-	if (errno || end == buf || v < INT_MIN + 1 || v > INT_MAX)
+	if (procfs__sysctl_int(path, &v) || v < INT_MIN + 1 || v > INT_MAX)
 		return HOST_SYSCTL_UNKNOWN;
 	return (int)v;
 }
