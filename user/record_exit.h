@@ -21,4 +21,21 @@ enum record_exit {
 	RECORD_EXIT_NO_INSPECTOR = 6,	/* a V8 profile was asked for, no inspector */
 };
 
+/* Each status in a word, as record --json gives it when it has no summary. */
+static inline const char *record_exit__outcome(int status)
+{
+	static const char *const outcome[] = {
+		[RECORD_EXIT_OK] = "ok",
+		[RECORD_EXIT_FAILED] = "failed",
+		[RECORD_EXIT_USAGE] = "usage",
+		[RECORD_EXIT_NOT_FOUND] = "not found",
+		[RECORD_EXIT_NO_SAMPLES] = "no samples",
+		[RECORD_EXIT_NO_BPF] = "no BPF",
+		[RECORD_EXIT_NO_INSPECTOR] = "no inspector",
+	};
+
+	return status >= 0 && status < (int)(sizeof(outcome) / sizeof(outcome[0])) ? outcome[status]
+										    : "failed";
+}
+
 #endif /* ISOPROF_RECORD_EXIT_H */

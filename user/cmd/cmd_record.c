@@ -322,21 +322,9 @@ static void print_heap_summary(struct capture *c)
  */
 static void print_json_outcome(const struct capture *c)
 {
-	static const char *const outcome[] = {
-		[RECORD_EXIT_OK] = "ok",
-		[RECORD_EXIT_FAILED] = "failed",
-		[RECORD_EXIT_USAGE] = "usage",
-		[RECORD_EXIT_NOT_FOUND] = "not found",
-		[RECORD_EXIT_NO_SAMPLES] = "no samples",
-		[RECORD_EXIT_NO_BPF] = "no BPF",
-		[RECORD_EXIT_NO_INSPECTOR] = "no inspector",
-	};
-	int s = c->exit_status;
-	const char *what = s >= 0 && s < (int)(sizeof(outcome) / sizeof(outcome[0])) && outcome[s]
-				   ? outcome[s] : "failed";
-
 	printf("{\n  \"type\": \"%s\",\n  \"exit_status\": %d,\n  \"error\": \"%s\"\n}\n",
-	       c->env->type == RECORD_HEAP ? "heap" : "cpu", s, what);
+	       c->env->type == RECORD_HEAP ? "heap" : "cpu", c->exit_status,
+	       record_exit__outcome(c->exit_status));
 	fflush(stdout);
 }
 
