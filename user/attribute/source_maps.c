@@ -11,6 +11,7 @@
 
 #include "user/attribute/source_maps.h"
 #include "lib/array.h"
+#include "lib/textescape.h"
 #include "lib/fileio.h"
 #include "lib/hash.h"
 #include "lib/index_table.h"
@@ -586,4 +587,46 @@ void source_maps__status(const struct source_maps *sms, size_t i, struct source_
 	out->problem = e->problem;
 	out->mapped = e->mapped;
 	out->unmapped = e->unmapped;
+}
+
+/* Notes past this many are counted, not printed: a host of a thousand scripts. */
+#define SOURCE_MAPS_NOTES_SHOWN 20
+
+void source_maps__print_notes(const struct source_maps *sms)
+{
+	char a[TEXTESCAPE_SIZE(256)], b[TEXTESCAPE_SIZE(512)];
+	size_t shown = 0, more = 0, used = 0, more_used = 0;
+
+	for (size_t i = 0; i < source_maps__count(sms); i++) {
+		struct source_map_status st;
+		char pid[32] = "";
+
+		source_maps__status(sms, i, &st);
+		if (st.pid)
+			snprintf(pid, sizeof(pid), "pid %d: ", st.pid);
+		if (st.where && used == SOURCE_MAPS_NOTES_SHOWN)
+			more_used++;
+		else if (st.where && ++used)
+			fprintf(stderr, "isoprof: source map: %s%s: %s (%zu source%s): %zu "
+				"frame%s named from it%s%s\n", pid, textescape(st.script, a, sizeof(a)),
+				textescape(st.where, b, sizeof(b)), st.sources, st.sources == 1 ? "" : "s",
+				st.mapped, st.mapped == 1 ? "" : "s",
+				st.unmapped ? ", some positions outside it" : "",
+				st.checked || !st.pid ? "" : " (not checked against the script: its "
+							     "text could not be read)");
+		if (st.problem && shown == SOURCE_MAPS_NOTES_SHOWN) {
+			more++;
+		} else if (st.problem) {
+			shown++;
+			fprintf(stderr, "isoprof: note: source map: %s%s: %s%s\n", pid,
+				textescape(st.script, a, sizeof(a)), textescape(st.problem, b, sizeof(b)),
+				st.where ? "" : "; its frames keep their generated names");
+		}
+	}
+	if (more_used)
+		fprintf(stderr, "isoprof: source maps: %zu more script%s named from their maps\n",
+			more_used, more_used == 1 ? "" : "s");
+	if (more)
+		fprintf(stderr, "isoprof: note: source maps: %zu more script%s with a note (record "
+			"--json lists them all)\n", more, more == 1 ? "" : "s");
 }

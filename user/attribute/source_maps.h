@@ -115,4 +115,10 @@ void source_maps__status(const struct source_maps *sms, size_t i, struct source_
 /* Was DIR given (frames without a map are then worth a note)? */
 bool source_maps__has_dir(const struct source_maps *sms);
 
+/*
+ * One line per script with a map used ("isoprof: source map: ...") and a
+ * note per script whose candidates had a problem, on stderr.
+ */
+void source_maps__print_notes(const struct source_maps *sms);
+
 #endif /* ISOPROF_ATTRIBUTE_SOURCE_MAPS_H */

@@ -79,6 +79,7 @@ struct gc_probes {
 	struct gc_binary *binaries;
 	size_t nbinaries, binaries_cap;
 	bool process_filter;	/* a link's pid filter takes every thread of the process */
+	bool every_process;	/* gc_probes_opts.every_process */
 };
 
 static bool ends_with(const char *s, const char *suffix)
@@ -296,7 +297,7 @@ static int attach_binary(struct gc_probes *g, struct gc_binary *b)
 	 * the programs on its main thread only (and miss the GC jobs of the
 	 * others): there every process running the binary is probed.
 	 */
-	pid_t pid = b->npids == 1 && g->process_filter ? b->pids[0] : 0;
+	pid_t pid = b->npids == 1 && g->process_filter && !g->every_process ? b->pids[0] : 0;
 	int fd;
 
 	/* the kernel resolves the path to the open file itself, not to a name */
@@ -381,6 +382,7 @@ struct gc_probes *gc_probes__new(const struct gc_probes_opts *opts)
 		goto fail;
 	}
 	g->process_filter = !gc_probes__probe_kernel(&kernel) && !kernel.process_filter;
+	g->every_process = opts->every_process;
 	return g;
 fail:
 	gc_probes__free(g);
@@ -391,6 +393,24 @@ fail:
 void gc_probes__window_start(struct gc_probes *g, uint64_t start_ns)
 {
 	g->skel->data->window_start_ns = start_ns;
+}
+
+void gc_probes__next_window(struct gc_probes *g, uint64_t start_ns)
+{
+	struct bpf_map *m = g->skel->maps.gc_pauses;
+	struct isoprof_gc_key key, next;
+	bool first = true;
+
+	g->skel->data->window_start_ns = start_ns;
+	/* delete as we go: the next key is found from one that still exists */
+	while (!bpf_map__get_next_key(m, first ? NULL : &key, &next, sizeof(next))) {
+		if (!first)
+			bpf_map__delete_elem(m, &key, sizeof(key), 0);
+		key = next;
+		first = false;
+	}
+	if (!first)
+		bpf_map__delete_elem(m, &key, sizeof(key), 0);
 }
 
 void gc_probes__detach(struct gc_probes *g)

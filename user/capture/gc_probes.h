@@ -59,6 +59,12 @@ struct gc_probes_opts {
 	int thread_tags_fd;	/* sampler__thread_tags_fd() */
 	char *err_buf;		/* optional: why gc_probes__new() failed */
 	size_t err_len;
+	/*
+	 * Probe every process that runs a binary, filtered in BPF by the
+	 * targets map: a process of that binary that becomes a target later
+	 * (continuous) is probed from then on, with no new attach.
+	 */
+	bool every_process;
 };
 
 /*
@@ -95,6 +101,12 @@ int gc_probes__probed(const struct gc_probes *g, pid_t pid);
 
 /* Pauses that begin before start_ns (CLOCK_MONOTONIC) are not counted. */
 void gc_probes__window_start(struct gc_probes *g, uint64_t start_ns);
+
+/*
+ * Continuous: a new window from start_ns; the pauses counted so far are
+ * forgotten (read them first).
+ */
+void gc_probes__next_window(struct gc_probes *g, uint64_t start_ns);
 
 /*
  * The window is over: pauses that end from now on are not counted (a

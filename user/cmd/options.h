@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* How many --pid a command takes. */
-#define MAX_PIDS 256
+#include "user/record/capture.h"
+
 
 struct pprof_profile;
 

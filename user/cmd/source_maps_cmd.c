@@ -12,48 +12,6 @@
 #include "user/attribute/remap_pprof.h"
 #include "user/attribute/source_maps.h"
 
-/* Notes past this many are counted, not printed: a host of a thousand scripts. */
-#define SOURCE_MAPS_NOTES_SHOWN 20
-
-void source_maps_cmd__print(const struct source_maps *sms)
-{
-	char a[TEXTESCAPE_SIZE(256)], b[TEXTESCAPE_SIZE(512)];
-	size_t shown = 0, more = 0, used = 0, more_used = 0;
-
-	for (size_t i = 0; i < source_maps__count(sms); i++) {
-		struct source_map_status st;
-		char pid[32] = "";
-
-		source_maps__status(sms, i, &st);
-		if (st.pid)
-			snprintf(pid, sizeof(pid), "pid %d: ", st.pid);
-		if (st.where && used == SOURCE_MAPS_NOTES_SHOWN)
-			more_used++;
-		else if (st.where && ++used)
-			fprintf(stderr, "isoprof: source map: %s%s: %s (%zu source%s): %zu "
-				"frame%s named from it%s%s\n", pid, textescape(st.script, a, sizeof(a)),
-				textescape(st.where, b, sizeof(b)), st.sources, st.sources == 1 ? "" : "s",
-				st.mapped, st.mapped == 1 ? "" : "s",
-				st.unmapped ? ", some positions outside it" : "",
-				st.checked || !st.pid ? "" : " (not checked against the script: its "
-							     "text could not be read)");
-		if (st.problem && shown == SOURCE_MAPS_NOTES_SHOWN) {
-			more++;
-		} else if (st.problem) {
-			shown++;
-			fprintf(stderr, "isoprof: note: source map: %s%s: %s%s\n", pid,
-				textescape(st.script, a, sizeof(a)), textescape(st.problem, b, sizeof(b)),
-				st.where ? "" : "; its frames keep their generated names");
-		}
-	}
-	if (more_used)
-		fprintf(stderr, "isoprof: source maps: %zu more script%s named from their maps\n",
-			more_used, more_used == 1 ? "" : "s");
-	if (more)
-		fprintf(stderr, "isoprof: note: source maps: %zu more script%s with a note (record "
-			"--json lists them all)\n", more, more == 1 ? "" : "s");
-}
-
 int source_maps_cmd__apply(struct profile_file *pf, const char *dir, const char *path)
 {
 	struct source_maps_opts o = { .dir = dir };
@@ -83,7 +41,7 @@ int source_maps_cmd__apply(struct profile_file *pf, const char *dir, const char 
 		err = profile_file__parse(pf, PROFILE_FORMAT_BIT(PROFILE_PPROF), msg, sizeof(msg));
 	if (!err)
 		err = profile_file__profile(pf, msg, sizeof(msg));
-	source_maps_cmd__print(sms);
+	source_maps__print_notes(sms);
 	if (!err && !n && !source_maps__count(sms))
 		fprintf(stderr, "isoprof: note: %s: no JS function with a generated position to "
 			"map\n", textescape(path, a, sizeof(a)));

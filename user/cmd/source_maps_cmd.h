@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * source_maps_cmd: what record, convert, top and flame say about source
- * maps, and --source-maps DIR on a profile read back (docs/source-maps.md).
+ * source_maps_cmd: --source-maps DIR on a profile read back by convert, top,
+ * flame and crosscheck (docs/source-maps.md).
  */
 #ifndef ISOPROF_CMD_SOURCE_MAPS_CMD_H
 #define ISOPROF_CMD_SOURCE_MAPS_CMD_H
@@ -10,12 +10,6 @@
 
 struct profile_file;
 struct source_maps;
-
-/*
- * One line per script with a map used ("isoprof: source map: ...") and a
- * note per script whose candidates had a problem, on stderr.
- */
-void source_maps_cmd__print(const struct source_maps *sms);
 
 /*
  * pf (parsed, any format) with its JS functions named through the maps in

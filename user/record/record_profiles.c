@@ -23,8 +23,7 @@
 #include "proto/pprof_reader.h"
 #include "symbolize/v8log.h"
 #include "user/capture/caps.h"
-#include "user/cmd/commands.h"
-#include "user/cmd/record.h"
+#include "user/record/record.h"
 
 #define MAX_COMMENTS (MAX_PIDS + 64)
 /* and two GC lines per isolate of a profile, for this many isolates */
@@ -496,7 +495,9 @@ static int map_sources(struct capture *c)
 	};
 	long n;
 
-	c->maps = source_maps__new(&o);
+	/* continuous: the maps read in an earlier window serve the next ones */
+	if (!c->maps)
+		c->maps = source_maps__new(&o);
 	if (!c->maps)
 		return -ENOMEM;
 	n = frame_table__map_sources(c->ft, c->store, c->maps);
@@ -587,6 +588,39 @@ static bool keep_sample(const struct stored_sample *s, void *ctx)
 }
 
 /*
+ * Continuous: the profile to the sink, with what it is of.  The window goes
+ * on whatever the sink says (its errors are counted); -ENOMEM only when
+ * it could not be made.
+ */
+static int to_sink(struct capture *c, struct pprof_builder *b, const struct isolate_group *g,
+		   uint64_t samples)
+{
+	struct capture_profile p = {
+		.script = g ? isolate_group__script(g) : "no-isolate",
+		.version = g ? isolate_group__version(g) : "unknown",
+		.isolate = g ? g->isolate_str : NULL,
+		.pid = g ? (pid_t)g->pid : 0,
+		.from_ns = (uint64_t)c->wall_start.tv_sec * 1000000000ull + c->wall_start.tv_nsec,
+		.until_ns = (uint64_t)c->wall_end.tv_sec * 1000000000ull + c->wall_end.tv_nsec,
+		.samples = samples,
+	};
+	uint8_t *data;
+	size_t len;
+	int err;
+
+	err = pprof_builder__serialize(b, true, &data, &len);
+	if (err)
+		return err;
+	p.data = data;
+	p.len = len;
+	c->wstats.profiles++;
+	if (c->env->sink->profile(c->env->sink->ctx, &p))
+		c->wstats.sink_errors++;
+	free(data);
+	return 0;
+}
+
+/*
  * Write one profile to path (NULL: build it only) and, for a group the V8
  * side needs, keep it parsed in c->group_profiles[group].
  */
@@ -608,7 +642,13 @@ static int write_one(struct capture *c, struct cpu_profile_info *info, struct gr
 			strerror(-err));
 		return err;
 	}
-	if (path) {
+	if (path && c->env->sink) {
+		err = to_sink(c, b, group >= 0 ? &c->attr.groups[group] : NULL, st.samples);
+		if (err == -ENOMEM) {
+			pprof_builder__free(b);
+			return err;
+		}
+	} else if (path) {
 		err = record__write_profile(c, path, b);
 		if (err) {
 			fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
@@ -727,7 +767,8 @@ static int write_per_isolate(struct capture *c, struct cpu_profile_info *info)
 	if (outside && write) {
 		filter.group = NULL;
 		filter.outside_only = true;
-		snprintf(path, sizeof(path), "%s/no-isolate-%s", c->env->out_dir, suffix);
+		snprintf(path, sizeof(path), "%s/no-isolate-%s", c->env->out_dir ? c->env->out_dir : ".",
+			 suffix);
 		return write_one(c, info, &filter, path, -1);
 	}
 	return 0;
@@ -745,7 +786,7 @@ static size_t profile_comments(const struct capture *c, const struct isoprof_cou
 
 	gmtime_r(&c->wall_start.tv_sec, &tm);
 	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	comments[n++] = record__asprintf("command: %s", isoprof_command_line);
+	comments[n++] = record__asprintf("command: %s", c->env->command_line);
 	comments[n++] = record__asprintf("window: %s + %.3f s", when, window / 1e9);
 	comments[n++] = record__asprintf(
 		"start-up: sampling armed %.1f ms after launch, symbol tables loaded at %.1f ms",
@@ -839,7 +880,7 @@ int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt
 	}
 	info.comments = (const char *const *)comments;
 	info.ncomments = ncomments;
-	if (c->env->out_dir || c->env->type == RECORD_HEAP) {
+	if (c->env->out_dir || c->env->sink || c->env->type == RECORD_HEAP) {
 		err = write_per_isolate(c, &info);
 	} else {
 		const struct isolate_group **groups = calloc(c->attr.ngroups + 1, sizeof(*groups));

@@ -14,8 +14,7 @@
 #include "proto/profile_vocab.h"
 #include "symbolize/v8code.h"
 #include "symbolize/v8log.h"
-#include "user/cmd/record.h"
-#include "user/cmd/source_maps_cmd.h"
+#include "user/record/record.h"
 
 /* What was written, and what the sampler lost on the way. */
 static void print_totals(const struct capture *c, const struct isoprof_counters *cnt,
@@ -463,7 +462,7 @@ static void print_notes(const struct capture *c, const struct isoprof_counters *
 			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_CODE_LOG],
 			(unsigned long long)stats->jit_leaf_by[SYM_SOURCE_HEAP]);
 	print_inlined(c, stats);
-	source_maps_cmd__print(c->maps);
+	source_maps__print_notes(c->maps);
 	print_heap_names(c, cnt);
 	if (c->services_by_module)
 		fprintf(stderr, "isoprof: note: %zu isolate%s named after %s workerd service by the "

@@ -10,7 +10,7 @@
 #include "lib/textescape.h"
 #include "proto/pprof_builder.h"
 #include "proto/profile_vocab.h"
-#include "user/cmd/record.h"
+#include "user/record/record.h"
 
 char *record__asprintf(const char *fmt, ...)
 {

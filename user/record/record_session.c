@@ -25,7 +25,7 @@
 #include "lib/textescape.h"
 #include "user/capture/caps.h"
 #include "user/capture/js_ranges.h"
-#include "user/cmd/record.h"
+#include "user/record/record.h"
 
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
@@ -63,7 +63,7 @@ static void on_signal(int sig)
 	errno = saved;
 }
 
-void record_session__catch_signals(void)
+void capture__catch_signals(void)
 {
 	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
 
@@ -77,7 +77,7 @@ void record_session__stage(enum record_stage s)
 	stage = s;
 }
 
-bool record_session__stop_requested(void)
+bool capture__stop_requested(void)
 {
 	return stop_requested;
 }
@@ -306,7 +306,7 @@ static int setup_targets(struct capture *c)
 			return -ESRCH;
 		}
 	}
-	if (record_session__stop_requested())
+	if (capture__stop_requested())
 		return -EINTR;
 	err = discover__scan(c->env->npids ? c->env->pids : NULL, c->env->npids,
 			     discover_parts(c->env), &c->discovered);
@@ -470,6 +470,8 @@ static void commit_pending(struct capture *c)
 	for (int i = 0; i < c->ntargets; i++)
 		if (c->targets[i].layout)
 			symbolizer__v8_code_epoch(c->sym, c->targets[i].pid);
+	size_t kept = 0;
+
 	for (size_t i = 0; i < c->npending; i++) {
 		const struct isoprof_sample *s = &c->pending[i];
 		struct target_state *t = target_of(c, (pid_t)s->pid);
@@ -477,6 +479,13 @@ static void commit_pending(struct capture *c)
 
 		if (!t)
 			continue;
+		/* continuous: the next window's, from the cut on */
+		if (c->cut_ns && s->time_ns >= c->cut_ns) {
+			if (kept != i)
+				memcpy(&c->pending[kept], s, sizeof(*s));
+			kept++;
+			continue;
+		}
 		/* after the exit: the exiting process, or whoever has its pid now */
 		if (t->exited && s->time_ns > t->valid_until_ns) {
 			t->dropped++;
@@ -492,7 +501,7 @@ static void commit_pending(struct capture *c)
 		if (t->layout)
 			read_functions(c, t, s);
 	}
-	c->npending = 0;
+	c->npending = kept;
 }
 
 /*
@@ -509,6 +518,7 @@ static void arm_gc_probes(struct capture *c)
 	struct gc_probes_opts gopts = {
 		.targets_fd = sampler__targets_fd(c->sampler),
 		.thread_tags_fd = sampler__thread_tags_fd(c->sampler),
+		.every_process = c->rolling,
 	};
 	char err_buf[256] = "", path[64];
 	int err, fd;
@@ -567,6 +577,42 @@ static void arm_gc_probes(struct capture *c)
 			t->gc_why = err == -EOPNOTSUPP ? "uprobe_multi needs Linux 6.6"
 						 : "the uprobes could not be attached";
 	}
+}
+
+/*
+ * Continuous: a runtime picked up after arming.  Its binary's probes, when
+ * attached for every process that runs it, cover it from now on; a binary
+ * first seen now is not probed (attaching needs the privileges given up).
+ */
+static void gc_probe_newcomer(struct capture *c, struct target_state *t)
+{
+	static const struct safe_open_opts exe_opts = {
+		.proc_link = true,
+		.max_bytes = SAFE_OPEN_ELF_MAX,
+	};
+	char path[64];
+	int fd, err;
+
+	if (!t->v8)
+		return;
+	if (!c->gc || !t->v8->tls.supported) {
+		t->gc_why = !c->gc ? "the GC probes could not be loaded"
+				   : "isolates not readable in this process";
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
+	fd = safe_open__file(path, &exe_opts, NULL);
+	if (fd < 0) {
+		t->gc_why = "its executable could not be opened";
+		return;
+	}
+	err = gc_probes__add(c->gc, t->pid, fd);
+	close(fd);
+	if (!err)
+		err = gc_probes__probed(c->gc, t->pid);
+	t->gc_probed = !err;
+	if (err)
+		t->gc_why = "its binary was first seen after the start: not probed";
 }
 
 int record_session__arm(struct capture *c)
@@ -698,10 +744,8 @@ static void check_targets(struct capture *c, uint64_t check_ns, bool refresh_map
  * files (a thousand of them on a host of a thousand isolates), unless
  * known from before the window.  The samples wait in the ring buffer.
  */
-static void find_log_dirs(struct capture *c)
+static void find_log_dirs_in(struct capture *c, struct discover_list *list)
 {
-	struct discover_list *list = c->discovered;
-
 	for (size_t i = 0; list && i < list->nr; i++) {
 		struct discover_proc *p = &list->procs[i];
 		struct target_state *t = target_of(c, p->pid);
@@ -719,6 +763,11 @@ static void find_log_dirs(struct capture *c)
 	}
 }
 
+static void find_log_dirs(struct capture *c)
+{
+	find_log_dirs_in(c, c->discovered);
+}
+
 bool record_session__all_exited(const struct capture *c)
 {
 	for (int i = 0; i < c->ntargets; i++)
@@ -727,24 +776,53 @@ bool record_session__all_exited(const struct capture *c)
 	return true;
 }
 
-int record_session__run_window(struct capture *c)
+/* The first window: what arming left for after sampling began. */
+static void first_window(struct capture *c)
 {
-	uint64_t deadline, now, last_progress, last_refresh;
-	bool refresh;
-	int n;
-
 	c->window_start_ns = monotime_ns();
 	clock_gettime(CLOCK_REALTIME, &c->wall_start);
 	if (c->gc)
 		gc_probes__window_start(c->gc, c->window_start_ns);
-	deadline = c->window_start_ns + (uint64_t)c->env->duration_ms * 1000000ull;
-
 	/* Sampling is already armed; the ring buffer holds what arrives meanwhile. */
 	for (int i = 0; i < c->ntargets; i++)
 		symbolizer__preload(c->sym, c->targets[i].pid);
 	c->symbols_ns = monotime_ns();
 	find_log_dirs(c);
+}
 
+/*
+ * Continuous: the window ends in user space, the sampler runs on.  What
+ * the ring buffer holds is drained; a sample taken from cut_ns on waits in
+ * c->pending for the next window.
+ */
+static int cut_window(struct capture *c)
+{
+	struct isoprof_counters now;
+	int n;
+
+	c->window_end_ns = c->cut_ns = monotime_ns();
+	clock_gettime(CLOCK_REALTIME, &c->wall_end);
+	n = sampler__poll(c->sampler, 0);
+	if (n < 0)
+		return n;
+	check_targets(c, monotime_ns(), true);
+	if (c->gc)
+		gc_probes__counters(c->gc, &c->gc_counters);
+	sampler__counters(c->sampler, &now);
+	c->wstats.lost = now.lost_ringbuf_full - c->cnt_base.lost_ringbuf_full;
+	return 0;
+}
+
+int record_session__run_window(struct capture *c)
+{
+	uint64_t deadline, now, last_progress, last_refresh;
+	long length_ms = c->rolling ? c->env->window_ms : c->env->duration_ms;
+	bool refresh;
+	int n;
+
+	if (!c->windows++)
+		first_window(c);
+	deadline = c->window_start_ns + (uint64_t)length_ms * 1000000ull;
 	last_progress = last_refresh = monotime_ns();
 	while (!stop_requested) {
 		n = sampler__poll(c->sampler, 50);
@@ -756,13 +834,15 @@ int record_session__run_window(struct capture *c)
 		check_targets(c, now, refresh);
 		if (refresh)
 			last_refresh = now;
-		if (now >= deadline || record_session__all_exited(c))
+		if (now >= deadline || (!c->rolling && record_session__all_exited(c)))
 			break;
-		if (now - last_progress >= PROGRESS_EVERY_NS) {
+		if (!c->rolling && now - last_progress >= PROGRESS_EVERY_NS) {
 			last_progress = now;
 			progress(c, now, false);
 		}
 	}
+	if (c->rolling)
+		return cut_window(c);
 	/*
 	 * The window is isoprof's whatever V8 does: V8 is asked for its
 	 * profile, sampling stops, and only then is V8 waited for.  A V8 that
@@ -783,16 +863,130 @@ int record_session__run_window(struct capture *c)
 	return 0;
 }
 
+/* The window's exited targets let go: their slots are for newcomers. */
+static void drop_exited(struct capture *c)
+{
+	int k = 0;
+
+	for (int i = 0; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (t->exited) {
+			c->wstats.exited_targets++;
+			target_unwatch(t);
+			continue;
+		}
+		t->samples = t->dropped = 0;
+		if (k != i) {
+			c->targets[k] = *t;
+			memset(t, 0, sizeof(*t));
+		}
+		k++;
+	}
+	c->ntargets = k;
+}
+
+/*
+ * Runtimes started since the last scan, added to the sampler's targets
+ * map: sampled from now on, with the BPF program as it is.
+ */
+static int add_newcomers(struct capture *c)
+{
+	struct discover_list *list = NULL, **grown;
+	int first = c->ntargets, first_layout = c->nlayouts, err;
+
+	err = discover__scan(NULL, 0, discover_parts(c->env), &list);
+	if (err)
+		return err;
+	for (size_t i = 0; i < list->nr && c->ntargets < MAX_PIDS; i++) {
+		if (target_of(c, list->procs[i].pid))
+			continue;
+		err = add_target(c, list->procs[i].pid, &list->procs[i]);
+		if (err == -ENOMEM)
+			break;
+	}
+	for (int k = first_layout; k < c->nlayouts; k++) {
+		struct isoprof_v8_layout bl;
+
+		bpf_layout(&c->layouts[k], &bl);
+		sampler__set_v8_layout(c->sampler, (unsigned int)k, &bl);
+	}
+	for (int i = first; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (sampler__add_target(c->sampler, t->pid, &t->bpf)) {
+			t->exited = true;
+			continue;
+		}
+		symbolizer__preload(c->sym, t->pid);
+		gc_probe_newcomer(c, t);
+	}
+	c->wstats.new_targets = c->ntargets - first;
+	if (c->ntargets == first) {
+		discover__free(list);
+		return err == -ENOMEM ? err : 0;
+	}
+	grown = realloc(c->later_lists, (c->nlater_lists + 1) * sizeof(*grown));
+	if (!grown) {
+		discover__free(list);
+		return -ENOMEM;
+	}
+	c->later_lists = grown;
+	c->later_lists[c->nlater_lists++] = list;
+	find_log_dirs_in(c, list);
+	return 0;
+}
+
+int record_session__next_window(struct capture *c)
+{
+	sampler__counters(c->sampler, &c->cnt_base);
+	attribution__release(&c->attr);
+	memset(&c->attr, 0, sizeof(c->attr));
+	frame_table__free(c->ft);
+	c->ft = NULL;
+	free(c->selected);
+	c->selected = NULL;
+	free(c->gc_off_thread);
+	c->gc_off_thread = NULL;
+	free(c->group_profiles);
+	c->group_profiles = NULL;
+	free(c->group_paths);
+	c->group_paths = NULL;
+	memset(&c->stats, 0, sizeof(c->stats));
+	c->nwritten = 0;
+	c->first_written[0] = 0;
+	c->mapped_frames = 0;
+	sample_store__free(c->store);
+	c->store = sample_store__new();
+	if (!c->store)
+		return -ENOMEM;
+	c->store_err = 0;
+	/* the bound on what a capture reads from target files holds per window */
+	read_budget__init(&c->read_budget, SAFE_OPEN_CAPTURE_MAX);
+	c->wstats.new_targets = c->wstats.exited_targets = 0;
+	drop_exited(c);
+	if (c->gc)
+		gc_probes__next_window(c->gc, c->window_end_ns);
+	c->window_start_ns = c->window_end_ns;
+	c->wall_start = c->wall_end;
+	/* the samples of the new window that waited since the cut count now */
+	c->cut_ns = 0;
+	if (!c->env->npids)
+		return add_newcomers(c);
+	return 0;
+}
+
 void record_session__release(struct capture *c)
 {
 	for (int i = 0; i < MAX_PIDS; i++)
 		target_unwatch(&c->targets[i]);
-	free(c->pending);
 	if (c->out_dirfd)
 		close(c->out_dirfd - 1);
 	record_v8__free(c);
 	gc_probes__free(c->gc);
+	/* a running sampler (continuous) hands what its ring holds to on_sample() */
 	sampler__free(c->sampler);
+	free(c->pending);
 	attribution__release(&c->attr);
 	frame_table__free(c->ft);
 	source_maps__free(c->maps);
@@ -801,6 +995,9 @@ void record_session__release(struct capture *c)
 	isolate_registry__free(c->isolates);
 	service_map__free(c->services);
 	discover__free(c->discovered);
+	for (size_t i = 0; i < c->nlater_lists; i++)
+		discover__free(c->later_lists[i]);
+	free(c->later_lists);
 	symbolizer__free(c->sym);
 	sample_store__free(c->store);
 }

@@ -22,8 +22,8 @@
  * otherwise.  Exit statuses of `isoprof record`, which the daemon turns into
  * HTTP statuses: user/record_exit.h.
  */
-#ifndef ISOPROF_CMD_RECORD_H
-#define ISOPROF_CMD_RECORD_H
+#ifndef ISOPROF_RECORD_RECORD_H
+#define ISOPROF_RECORD_RECORD_H
 
 #include <limits.h>
 #include <stdbool.h>
@@ -42,18 +42,13 @@
 #include "user/attribute/isolates.h"
 #include "user/attribute/services.h"
 #include "user/attribute/source_maps.h"
+#include "user/record/capture.h"
 #include "user/capture/discover.h"
 #include "user/capture/gc_probes.h"
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
-#include "user/cmd/options.h"
 #include "user/record_exit.h"
 #include "user/v8/v8capture.h"
-
-enum record_type {
-	RECORD_CPU,
-	RECORD_HEAP,
-};
 
 /*
  * Where a capture is, for what a signal does (record_session.c): before
@@ -88,31 +83,6 @@ struct target_state {
 	uint64_t js_frames, js_bad;	/* JS frames sampled; not validated or not read */
 	bool gc_probed;			/* its GC pauses are measured (gc_probes.h) */
 	const char *gc_why;		/* static text: why not, when it is a V8 target */
-};
-
-struct record_env {
-	pid_t pids[MAX_PIDS];
-	int npids;
-	long duration_ms;
-	long frequency_hz;
-	const char *output;
-	bool raw;
-	bool quiet;
-	bool bpf_stats;
-	const char *out_dir;
-	const char *script;
-	const char *version;
-	const char *version_labels;
-	const char *namespace_id;	/* --namespace: a Durable Object namespace */
-	const char *actor_id;		/* --actor: 64 hex, with --namespace */
-	enum record_type type;
-	bool v8;			/* --v8: V8's CPU profiler alongside */
-	const char *inspector;		/* --inspector HOST:PORT */
-	bool no_gc_probes;		/* --no-gc-probes */
-	bool json;			/* --json: the summary as JSON on stdout */
-	const char *state_dir;		/* --state-dir: where calibrated V8 layouts are */
-	bool no_calibrate;		/* --no-calibrate: never run a calibration */
-	const char *source_maps;	/* --source-maps DIR */
 };
 
 struct pprof_profile;
@@ -183,6 +153,16 @@ struct capture {
 	int exit_status;		/* worst RECORD_EXIT_* so far */
 	bool json_written;		/* --json: the summary is on stdout */
 
+	/* continuous (env->window_ms): windows one after another */
+	bool rolling;
+	unsigned long windows;			/* begun so far */
+	uint64_t cut_ns;			/* samples from here on are the next window's */
+	struct timespec wall_end;
+	struct isoprof_counters cnt_base;	/* the sampler's counters as the window began */
+	struct discover_list **later_lists;	/* later scans' lists that targets point into */
+	size_t nlater_lists;
+	struct capture_window_stats wstats;	/* of the last window */
+
 	/* V8's side (record_v8.c) */
 	struct v8_capture *v8;
 	size_t v8_missing_inspector;		/* V8 runtimes in scope without one */
@@ -246,13 +226,8 @@ int record__gc_tally(struct capture *c);
 
 /* record_session.c: targets and the window. */
 
-/*
- * SIGINT and SIGTERM handlers, installed first thing: see enum
- * record_stage.
- */
-void record_session__catch_signals(void);
+/* Where the capture is, for what a signal does (enum record_stage). */
 void record_session__stage(enum record_stage stage);
-bool record_session__stop_requested(void);
 /*
  * The capture's state (sample store, symbolizer, isolate registry with
  * --version-labels) and its targets: the --pid processes, or every V8
@@ -275,6 +250,8 @@ int record_session__arm(struct capture *c);
  */
 int record_session__run_window(struct capture *c);
 bool record_session__all_exited(const struct capture *c);
+/* Continuous: the per-window state reset, targets let go and found.  0 or -errno. */
+int record_session__next_window(struct capture *c);
 /* Undo everything every stage did; c may be at any stage. */
 void record_session__release(struct capture *c);
 

@@ -22,8 +22,7 @@
 #include "proto/pprof_reader.h"
 #include "proto/profile_vocab.h"
 #include "proto/v8profile.h"
-#include "user/cmd/commands.h"
-#include "user/cmd/record.h"
+#include "user/record/record.h"
 #include "user/v8/crosscheck.h"
 #include "user/v8/v8match.h"
 
@@ -492,7 +491,7 @@ static int convert(struct capture *c, struct v8_result *r, const struct isolate_
 		opts.map_frame = source_maps__v8_frame;
 		opts.map_ctx = &smv;
 	}
-	comments[0] = record__asprintf("command: %s", isoprof_command_line);
+	comments[0] = record__asprintf("command: %s", c->env->command_line);
 	comments[1] = record__asprintf("inspector: %s target '%s' (pid %d)", t->hostport, t->id,
 				       t->pid);
 	comments[2] = record__asprintf("window: V8's own (startTime to endTime); isoprof's is %.3f s",
