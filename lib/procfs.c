@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* procfs: small /proc files and their parsers; see procfs.h. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/array.h"
 #include "lib/procfs.h"
 
 ssize_t procfs__read(const char *path, char *buf, size_t size)
@@ -162,5 +164,42 @@ int procfs__sysctl_int(const char *path, long *out)
 	if (errno || end == buf || (*end && *end != '\n'))
 		return -EINVAL;
 	*out = v;
+	return 0;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int procfs__pids(pid_t **pids, size_t *nr)
+{
+	pid_t *out = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = opendir("/proc");
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid > INT_MAX)
+			continue;
+		if (array_grow(&out, &cap, n + 1)) {
+			closedir(d);
+			free(out);
+			return -ENOMEM;
+		}
+		out[n++] = (pid_t)pid;
+	}
+	closedir(d);
+	if (n)
+		qsort(out, n, sizeof(*out), cmp_pid);
+	*pids = out;
+	*nr = n;
 	return 0;
 }

@@ -53,4 +53,10 @@ int procfs__comm(pid_t pid, char *buf, size_t len);
  */
 bool procfs__alive(pid_t pid);
 
+/*
+ * The processes /proc lists now (its numeric entries), in ascending order,
+ * malloc()ed into *pids (NULL when none).  0 or -errno.
+ */
+int procfs__pids(pid_t **pids, size_t *nr);
+
 #endif /* ISOPROF_LIB_PROCFS_H */

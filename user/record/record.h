@@ -161,6 +161,8 @@ struct capture {
 	struct isoprof_counters cnt_base;	/* the sampler's counters as the window began */
 	struct discover_list **later_lists;	/* later scans' lists that targets point into */
 	size_t nlater_lists;
+	pid_t *seen_pids;			/* what /proc listed at the last look, sorted */
+	size_t nseen_pids;
 	struct capture_window_stats wstats;	/* of the last window */
 
 	/* V8's side (record_v8.c) */

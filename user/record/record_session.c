@@ -33,6 +33,8 @@
 
 #define PROGRESS_EVERY_NS 200000000ull
 #define REFRESH_EVERY_NS 1000000000ull
+/* continuous with no --pid: how often /proc is looked at for new runtimes */
+#define PICKUP_EVERY_NS 1000000000ull
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stage;	/* enum record_stage */
@@ -776,6 +778,114 @@ bool record_session__all_exited(const struct capture *c)
 	return true;
 }
 
+/* How long ago the process started (its start time is in clock ticks since boot). */
+static double seconds_since_start(const struct target_state *t)
+{
+	struct timespec now;
+	double started = (double)t->start_time / (double)sysconf(_SC_CLK_TCK);
+
+	if (!t->start_time || clock_gettime(CLOCK_BOOTTIME, &now))
+		return 0;
+	return now.tv_sec + now.tv_nsec / 1e9 - started;
+}
+
+static bool in_pids(const pid_t *pids, size_t n, pid_t pid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (pids[mid] == pid)
+			return true;
+		if (pids[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/*
+ * Runtimes started since, added to the sampler's targets map: sampled
+ * from now on, with the BPF program as it is.  all: every process not a
+ * target yet is looked at (a window's end; it also finds a runtime whose
+ * pid an earlier process had); otherwise only the pids /proc did not list
+ * the last time (every PICKUP_EVERY_NS in a window: a directory read).
+ */
+static int add_newcomers(struct capture *c, bool all)
+{
+	struct discover_list *list = NULL, **grown;
+	int first = c->ntargets, first_layout = c->nlayouts, err;
+	pid_t *pids = NULL, *cand;
+	size_t npids = 0, ncand = 0;
+	pid_t self = getpid();
+
+	err = procfs__pids(&pids, &npids);
+	if (err)
+		return err;
+	cand = malloc((npids ? npids : 1) * sizeof(*cand));
+	if (!cand) {
+		free(pids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < npids; i++)
+		if (pids[i] != self && !target_of(c, pids[i]) &&
+		    (all || !in_pids(c->seen_pids, c->nseen_pids, pids[i])))
+			cand[ncand++] = pids[i];
+	free(c->seen_pids);
+	c->seen_pids = pids;
+	c->nseen_pids = npids;
+	if (!ncand) {
+		free(cand);
+		return 0;
+	}
+	err = discover__scan(cand, ncand, discover_parts(c->env), &list);
+	free(cand);
+	if (err)
+		return err;
+	for (size_t i = 0; i < list->nr && c->ntargets < MAX_PIDS; i++) {
+		err = add_target(c, list->procs[i].pid, &list->procs[i]);
+		if (err == -ENOMEM)
+			break;
+	}
+	for (int k = first_layout; k < c->nlayouts; k++) {
+		struct isoprof_v8_layout bl;
+
+		bpf_layout(&c->layouts[k], &bl);
+		sampler__set_v8_layout(c->sampler, (unsigned int)k, &bl);
+	}
+	for (int i = first; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+		char comm[TEXTESCAPE_SIZE(sizeof(t->comm))];
+
+		if (sampler__add_target(c->sampler, t->pid, &t->bpf)) {
+			t->exited = true;
+			continue;
+		}
+		symbolizer__preload(c->sym, t->pid);
+		gc_probe_newcomer(c, t);
+		if (!c->env->quiet)
+			fprintf(stderr, "isoprof: pid %d (%s): %s runtime started %.1f s ago: sampled "
+				"from now on\n", t->pid, textescape(t->comm, comm, sizeof(comm)),
+				discover__runtime_name(t->v8->runtime), seconds_since_start(t));
+	}
+	c->wstats.new_targets += c->ntargets - first;
+	if (c->ntargets == first) {
+		discover__free(list);
+		return err == -ENOMEM ? err : 0;
+	}
+	grown = realloc(c->later_lists, (c->nlater_lists + 1) * sizeof(*grown));
+	if (!grown) {
+		discover__free(list);
+		return -ENOMEM;
+	}
+	c->later_lists = grown;
+	c->later_lists[c->nlater_lists++] = list;
+	find_log_dirs_in(c, list);
+	return 0;
+}
+
 /* The first window: what arming left for after sampling began. */
 static void first_window(struct capture *c)
 {
@@ -788,6 +898,9 @@ static void first_window(struct capture *c)
 		symbolizer__preload(c->sym, c->targets[i].pid);
 	c->symbols_ns = monotime_ns();
 	find_log_dirs(c);
+	/* continuous: what runs now was looked at by the scan before arming */
+	if (c->rolling && !c->env->npids)
+		procfs__pids(&c->seen_pids, &c->nseen_pids);
 }
 
 /*
@@ -815,7 +928,7 @@ static int cut_window(struct capture *c)
 
 int record_session__run_window(struct capture *c)
 {
-	uint64_t deadline, now, last_progress, last_refresh;
+	uint64_t deadline, now, last_progress, last_refresh, last_pickup;
 	long length_ms = c->rolling ? c->env->window_ms : c->env->duration_ms;
 	bool refresh;
 	int n;
@@ -823,7 +936,7 @@ int record_session__run_window(struct capture *c)
 	if (!c->windows++)
 		first_window(c);
 	deadline = c->window_start_ns + (uint64_t)length_ms * 1000000ull;
-	last_progress = last_refresh = monotime_ns();
+	last_progress = last_refresh = last_pickup = monotime_ns();
 	while (!stop_requested) {
 		n = sampler__poll(c->sampler, 50);
 		if (n < 0)
@@ -834,6 +947,10 @@ int record_session__run_window(struct capture *c)
 		check_targets(c, now, refresh);
 		if (refresh)
 			last_refresh = now;
+		if (c->rolling && !c->env->npids && now - last_pickup >= PICKUP_EVERY_NS) {
+			last_pickup = now;
+			add_newcomers(c, false);
+		}
 		if (now >= deadline || (!c->rolling && record_session__all_exited(c)))
 			break;
 		if (!c->rolling && now - last_progress >= PROGRESS_EVERY_NS) {
@@ -886,57 +1003,6 @@ static void drop_exited(struct capture *c)
 	c->ntargets = k;
 }
 
-/*
- * Runtimes started since the last scan, added to the sampler's targets
- * map: sampled from now on, with the BPF program as it is.
- */
-static int add_newcomers(struct capture *c)
-{
-	struct discover_list *list = NULL, **grown;
-	int first = c->ntargets, first_layout = c->nlayouts, err;
-
-	err = discover__scan(NULL, 0, discover_parts(c->env), &list);
-	if (err)
-		return err;
-	for (size_t i = 0; i < list->nr && c->ntargets < MAX_PIDS; i++) {
-		if (target_of(c, list->procs[i].pid))
-			continue;
-		err = add_target(c, list->procs[i].pid, &list->procs[i]);
-		if (err == -ENOMEM)
-			break;
-	}
-	for (int k = first_layout; k < c->nlayouts; k++) {
-		struct isoprof_v8_layout bl;
-
-		bpf_layout(&c->layouts[k], &bl);
-		sampler__set_v8_layout(c->sampler, (unsigned int)k, &bl);
-	}
-	for (int i = first; i < c->ntargets; i++) {
-		struct target_state *t = &c->targets[i];
-
-		if (sampler__add_target(c->sampler, t->pid, &t->bpf)) {
-			t->exited = true;
-			continue;
-		}
-		symbolizer__preload(c->sym, t->pid);
-		gc_probe_newcomer(c, t);
-	}
-	c->wstats.new_targets = c->ntargets - first;
-	if (c->ntargets == first) {
-		discover__free(list);
-		return err == -ENOMEM ? err : 0;
-	}
-	grown = realloc(c->later_lists, (c->nlater_lists + 1) * sizeof(*grown));
-	if (!grown) {
-		discover__free(list);
-		return -ENOMEM;
-	}
-	c->later_lists = grown;
-	c->later_lists[c->nlater_lists++] = list;
-	find_log_dirs_in(c, list);
-	return 0;
-}
-
 int record_session__next_window(struct capture *c)
 {
 	sampler__counters(c->sampler, &c->cnt_base);
@@ -972,7 +1038,7 @@ int record_session__next_window(struct capture *c)
 	/* the samples of the new window that waited since the cut count now */
 	c->cut_ns = 0;
 	if (!c->env->npids)
-		return add_newcomers(c);
+		return add_newcomers(c, true);
 	return 0;
 }
 
@@ -998,6 +1064,7 @@ void record_session__release(struct capture *c)
 	for (size_t i = 0; i < c->nlater_lists; i++)
 		discover__free(c->later_lists[i]);
 	free(c->later_lists);
+	free(c->seen_pids);
 	symbolizer__free(c->sym);
 	sample_store__free(c->store);
 }
