@@ -106,6 +106,24 @@ struct v8_outcome {
 	struct heap_summary heap;
 };
 
+/* Continuous with no --pid: what the last look at /proc found (record_newcomers.c). */
+struct exe_id {
+	dev_t dev;
+	ino_t ino;
+};
+
+struct newcomer_watch {
+	pid_t *seen;			/* what /proc listed at the last look, sorted */
+	size_t nseen;
+	pid_t *recheck;			/* too young to judge: looked at again, sorted */
+	size_t nrecheck, recheck_cap;
+	struct not_v8 {
+		struct exe_id id;
+		unsigned int strikes;	/* its young processes found no V8 runtime */
+	} *not_v8;			/* binaries whose processes are no V8 runtime */
+	size_t nnot_v8, not_v8_cap;
+};
+
 struct capture {
 	struct record_env *env;
 	struct target_state targets[MAX_PIDS];
@@ -161,8 +179,7 @@ struct capture {
 	struct isoprof_counters cnt_base;	/* the sampler's counters as the window began */
 	struct discover_list **later_lists;	/* later scans' lists that targets point into */
 	size_t nlater_lists;
-	pid_t *seen_pids;			/* what /proc listed at the last look, sorted */
-	size_t nseen_pids;
+	struct newcomer_watch newcomers;	/* record_newcomers.c */
 	struct capture_window_stats wstats;	/* of the last window */
 
 	/* V8's side (record_v8.c) */
@@ -252,6 +269,19 @@ int record_session__arm(struct capture *c);
  */
 int record_session__run_window(struct capture *c);
 bool record_session__all_exited(const struct capture *c);
+/*
+ * record_newcomers.c: the processes worth looking at for a V8 runtime, into
+ * *out (malloc()ed, ascending): with all, every process; otherwise those
+ * /proc did not list the last time, and those too young to judge then;
+ * never those in skip (sorted: the targets) or those running a binary
+ * known to be no V8 runtime.  0 or -errno.
+ */
+int record_newcomers__candidates(struct newcomer_watch *w, const pid_t *skip, size_t nskip,
+				 bool all, pid_t **out, size_t *nr);
+/* What a scan of the candidates found not to be V8 runtimes, remembered. */
+void record_newcomers__learn(struct newcomer_watch *w, const struct discover_list *list);
+void record_newcomers__release(struct newcomer_watch *w);
+
 /* Continuous: the per-window state reset, targets let go and found.  0 or -errno. */
 int record_session__next_window(struct capture *c);
 /* Undo everything every stage did; c may be at any stage. */

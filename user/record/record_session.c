@@ -778,6 +778,13 @@ bool record_session__all_exited(const struct capture *c)
 	return true;
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 /* How long ago the process started (its start time is in clock ticks since boot). */
 static double seconds_since_start(const struct target_state *t)
 {
@@ -787,23 +794,6 @@ static double seconds_since_start(const struct target_state *t)
 	if (!t->start_time || clock_gettime(CLOCK_BOOTTIME, &now))
 		return 0;
 	return now.tv_sec + now.tv_nsec / 1e9 - started;
-}
-
-static bool in_pids(const pid_t *pids, size_t n, pid_t pid)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (pids[mid] == pid)
-			return true;
-		if (pids[mid] < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return false;
 }
 
 /*
@@ -817,25 +807,15 @@ static int add_newcomers(struct capture *c, bool all)
 {
 	struct discover_list *list = NULL, **grown;
 	int first = c->ntargets, first_layout = c->nlayouts, err;
-	pid_t *pids = NULL, *cand;
-	size_t npids = 0, ncand = 0;
-	pid_t self = getpid();
+	pid_t skip[MAX_PIDS], *cand = NULL;
+	size_t nskip = 0, ncand = 0;
 
-	err = procfs__pids(&pids, &npids);
+	for (int i = 0; i < c->ntargets; i++)
+		skip[nskip++] = c->targets[i].pid;
+	qsort(skip, nskip, sizeof(skip[0]), cmp_pid);
+	err = record_newcomers__candidates(&c->newcomers, skip, nskip, all, &cand, &ncand);
 	if (err)
 		return err;
-	cand = malloc((npids ? npids : 1) * sizeof(*cand));
-	if (!cand) {
-		free(pids);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < npids; i++)
-		if (pids[i] != self && !target_of(c, pids[i]) &&
-		    (all || !in_pids(c->seen_pids, c->nseen_pids, pids[i])))
-			cand[ncand++] = pids[i];
-	free(c->seen_pids);
-	c->seen_pids = pids;
-	c->nseen_pids = npids;
 	if (!ncand) {
 		free(cand);
 		return 0;
@@ -844,6 +824,7 @@ static int add_newcomers(struct capture *c, bool all)
 	free(cand);
 	if (err)
 		return err;
+	record_newcomers__learn(&c->newcomers, list);
 	for (size_t i = 0; i < list->nr && c->ntargets < MAX_PIDS; i++) {
 		err = add_target(c, list->procs[i].pid, &list->procs[i]);
 		if (err == -ENOMEM)
@@ -899,8 +880,13 @@ static void first_window(struct capture *c)
 	c->symbols_ns = monotime_ns();
 	find_log_dirs(c);
 	/* continuous: what runs now was looked at by the scan before arming */
-	if (c->rolling && !c->env->npids)
-		procfs__pids(&c->seen_pids, &c->nseen_pids);
+	if (c->rolling && !c->env->npids) {
+		pid_t *unused;
+		size_t n;
+
+		if (!record_newcomers__candidates(&c->newcomers, NULL, 0, false, &unused, &n))
+			free(unused);
+	}
 }
 
 /*
@@ -1064,7 +1050,7 @@ void record_session__release(struct capture *c)
 	for (size_t i = 0; i < c->nlater_lists; i++)
 		discover__free(c->later_lists[i]);
 	free(c->later_lists);
-	free(c->seen_pids);
+	record_newcomers__release(&c->newcomers);
 	symbolizer__free(c->sym);
 	sample_store__free(c->store);
 }
