@@ -800,6 +800,19 @@ int symbolizer__track(struct symbolizer *s, pid_t pid)
 	return 0;
 }
 
+void symbolizer__untrack(struct symbolizer *s, pid_t pid)
+{
+	struct uproc *p = find_proc(s, pid);
+	size_t pos;
+
+	if (!p)
+		return;
+	pos = proc_pos(s, pid);
+	uproc_free(p);
+	memmove(&s->procs[pos], &s->procs[pos + 1], (s->nr_procs - pos - 1) * sizeof(*s->procs));
+	s->nr_procs--;
+}
+
 int symbolizer__refresh(struct symbolizer *s, pid_t pid)
 {
 	struct uproc *p = find_proc(s, pid);

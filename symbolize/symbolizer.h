@@ -124,6 +124,8 @@ void symbolizer__free(struct symbolizer *s);
  * when it does not exist, -EACCES when its maps cannot be read.
  */
 int symbolizer__track(struct symbolizer *s, pid_t pid);
+/* Forget a process (gone: continuous lets it go); its frames resolve no more. */
+void symbolizer__untrack(struct symbolizer *s, pid_t pid);
 
 /*
  * Re-read the maps of a tracked process (new dlopen()s, exec).  Mappings seen

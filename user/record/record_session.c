@@ -966,6 +966,31 @@ int record_session__run_window(struct capture *c)
 	return 0;
 }
 
+static bool list_in_use(const struct capture *c, const struct discover_list *list)
+{
+	for (int i = 0; i < c->ntargets; i++) {
+		const struct discover_proc *p = c->targets[i].v8;
+
+		if (p && p >= list->procs && p < list->procs + list->nr)
+			return true;
+	}
+	return false;
+}
+
+/* Later scans' lists whose runtimes have all gone: a host that starts runtimes all day. */
+static void free_unused_lists(struct capture *c)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < c->nlater_lists; i++) {
+		if (list_in_use(c, c->later_lists[i]))
+			c->later_lists[k++] = c->later_lists[i];
+		else
+			discover__free(c->later_lists[i]);
+	}
+	c->nlater_lists = k;
+}
+
 /* The window's exited targets let go: their slots are for newcomers. */
 static void drop_exited(struct capture *c)
 {
@@ -977,6 +1002,8 @@ static void drop_exited(struct capture *c)
 		if (t->exited) {
 			c->wstats.exited_targets++;
 			target_unwatch(t);
+			symbolizer__untrack(c->sym, t->pid);
+			memset(t, 0, sizeof(*t));
 			continue;
 		}
 		t->samples = t->dropped = 0;
@@ -987,6 +1014,7 @@ static void drop_exited(struct capture *c)
 		k++;
 	}
 	c->ntargets = k;
+	free_unused_lists(c);
 }
 
 int record_session__next_window(struct capture *c)
