@@ -109,9 +109,22 @@ static const char *where(struct pusher *p)
 	return spool__dir(p->spool) ? "to the spool" : "in memory";
 }
 
-static double mib(uint64_t bytes)
+/* "512 B", "25.3 KiB", "1.5 MiB": a struct, so that one printf() may show several */
+struct size_text {
+	char s[24];
+};
+
+static struct size_text sz(uint64_t bytes)
 {
-	return (double)bytes / (1024.0 * 1024.0);
+	struct size_text t;
+
+	if (bytes < 1024)
+		snprintf(t.s, sizeof(t.s), "%" PRIu64 " B", bytes);
+	else if (bytes < 1024 * 1024)
+		snprintf(t.s, sizeof(t.s), "%.1f KiB", (double)bytes / 1024.0);
+	else
+		snprintf(t.s, sizeof(t.s), "%.1f MiB", (double)bytes / (1024.0 * 1024.0));
+	return t;
 }
 
 /* "1970-01-01T00:00:10Z", for log lines about a window. */
@@ -181,13 +194,13 @@ static void on_retry(struct pusher *p, const char *reason)
 			p->down_reminded_ms = now;
 			p->down_logged = true;
 			plog(p, "store unreachable (%s), keeping windows %s and retrying: "
-			     "%" PRIu64 " queued (%.1f MiB)", reason, where(p), n, mib(bytes));
+			     "%" PRIu64 " queued (%s)", reason, where(p), n, sz(bytes).s);
 		}
 	} else if (now - p->down_reminded_ms >= LOG_DOWN_EVERY_MS) {
 		p->down_reminded_ms = now;
 		plog(p, "store still unreachable after %" PRIu64 " s (%s): %" PRIu64
-		     " windows queued (%.1f MiB of %.1f)", (now - p->down_since_ms) / 1000, reason, n,
-		     mib(bytes), mib(p->max_bytes));
+		     " windows queued (%s of %s)", (now - p->down_since_ms) / 1000, reason, n,
+		     sz(bytes).s, sz(p->max_bytes).s);
 	}
 }
 
@@ -293,6 +306,14 @@ static bool send_one(struct pusher *p)
 	pthread_mutex_unlock(&p->mu);
 	spool__finish(p->spool, &it, v == PUSH_RETRY ? SPOOL_KEEP : SPOOL_DONE);
 	pthread_mutex_lock(&p->mu);
+	if (v == PUSH_DONE) {
+		uint64_t n, bytes;
+
+		/* said here, not when the sender next finds nothing: close() may stop it first */
+		spool__count(p->spool, &n, &bytes);
+		if (!n)
+			on_drained(p);
+	}
 	pthread_cond_broadcast(&p->idle);
 	pthread_mutex_unlock(&p->mu);
 	return true;
@@ -487,13 +508,13 @@ struct pusher *push__new(const struct push_opts *o, char *err, size_t err_len)
 		     info.removed_tmp, o->spool_dir);
 	if (info.recovered) {
 		p->st.recovered = info.recovered;
-		plog(p, "%" PRIu64 " window(s) (%.1f MiB) left in the spool %s by an earlier run: "
-		     "sending them first", info.recovered, mib(info.recovered_bytes), o->spool_dir);
+		plog(p, "%" PRIu64 " window(s) (%s) left in the spool %s by an earlier run: "
+		     "sending them first", info.recovered, sz(info.recovered_bytes).s, o->spool_dir);
 	}
 	if (info.dropped) {
 		p->st.dropped_full += info.dropped;
-		plog(p, "spool %s holds more than %.1f MiB: dropped its %" PRIu64
-		     " oldest window(s)", o->spool_dir, mib(p->max_bytes), info.dropped);
+		plog(p, "spool %s holds more than %s: dropped its %" PRIu64
+		     " oldest window(s)", o->spool_dir, sz(p->max_bytes).s, info.dropped);
 	}
 	e = -pthread_create(&p->thread, NULL, sender, p);
 	if (e) {
@@ -526,13 +547,13 @@ int push__submit(struct pusher *p, const struct push_window *w)
 	pthread_mutex_lock(&p->mu);
 	if (dropped) {
 		p->st.dropped_full += dropped;
-		plog_kind(p, LOG_FULL, "spool full (%.1f MiB): dropped the %" PRIu64
-			  " oldest window(s) to keep the newest", mib(p->max_bytes), dropped);
+		plog_kind(p, LOG_FULL, "spool full (%s): dropped the %" PRIu64
+			  " oldest window(s) to keep the newest", sz(p->max_bytes).s, dropped);
 	}
 	if (err == -EFBIG) {
 		p->st.dropped_full++;
-		plog_kind(p, LOG_FULL, "a window of %.1f MiB is bigger than the whole spool "
-			  "(%.1f MiB): dropped", mib(len), mib(p->max_bytes));
+		plog_kind(p, LOG_FULL, "a window of %s is bigger than the whole spool "
+			  "(%s): dropped", sz(len).s, sz(p->max_bytes).s);
 	} else if (err) {
 		p->st.spool_errors++;
 		plog_kind(p, LOG_SPOOL_ERR, "cannot write to the spool %s: %s: window dropped",
@@ -605,11 +626,11 @@ int push__close(struct pusher *p, int flush_timeout_ms)
 
 	spool__count(p->spool, &n, &bytes);
 	if (n && spool__dir(p->spool))
-		plog(p, "%" PRIu64 " window(s) (%.1f MiB) not sent yet: kept in the spool %s for "
-		     "the next start", n, mib(bytes), spool__dir(p->spool));
+		plog(p, "%" PRIu64 " window(s) (%s) not sent yet: kept in the spool %s for "
+		     "the next start", n, sz(bytes).s, spool__dir(p->spool));
 	else if (n)
-		plog(p, "%" PRIu64 " window(s) (%.1f MiB) not sent and lost (no --spool)", n,
-		     mib(bytes));
+		plog(p, "%" PRIu64 " window(s) (%s) not sent and lost (no --spool)", n,
+		     sz(bytes).s);
 	pusher_free(p);
 	return n ? -ETIMEDOUT : err;
 }

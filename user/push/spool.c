@@ -174,7 +174,8 @@ static int scan(struct spool *s, struct spool_open_info *info)
 			s->next_seq = seq + 1;
 	}
 	closedir(d);
-	qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
+	if (s->n)
+		qsort(s->e, s->n, sizeof(*s->e), cmp_entry);
 	info->recovered = s->n;
 	info->recovered_bytes = s->bytes;
 	info->dropped = make_room(s, 0);
