@@ -151,6 +151,23 @@ else
 fi
 stop_store
 
+# a 503 keeps the windows (retried, never dropped); they go once the store takes them
+S=$T/busy
+PORT=
+start_store "$S" --status 503
+driver busy --windows 2 --spool "$T/spool-busy" --flush-ms 1500 --close-ms 0
+stop_store
+start_store "$S"
+driver busy2 --spool "$T/spool-busy"
+got=$(arrived "$S")
+if [ "$(counter busy pushed)" = 0 ] && [ "$(counter busy rejected)" = 0 ] && [ "$(counter busy retries)" -ge 1 ] &&
+	grep -q "store unreachable (HTTP 503: status 503 as told" "$T/busy.err" && [ "$got" = "0 1" ]; then
+	pass "HTTP 503: kept and retried ($(counter busy retries) times in 1.5 s), sent by the next run ($got)"
+else
+	fail "HTTP 503" "arrived '$got': $(cat "$T/busy.out" "$T/busy.err" "$T/busy2.err")"
+fi
+stop_store
+
 # --- the store goes away mid-run and comes back on the same port -------------
 S=$T/outage
 PORT=
@@ -252,8 +269,7 @@ for _ in $(seq 100); do
 	grep -q submitted "$T/kill.out" && break
 	sleep 0.05
 done
-kill -9 $dpid
-wait $dpid 2>/dev/null
+{ kill -9 $dpid && wait $dpid; } 2>/dev/null
 # what a crash leaves: a temporary file of lib/fileio's, and a spool file gone bad
 printf 'half a window' >"$SP/.w-00000000000000000001-0000000077.isp.tmp.abcdefghij"
 first=$(ls "$SP" | grep '^w-.*\.isp$' | head -1)

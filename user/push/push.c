@@ -29,7 +29,11 @@
 #define BACKOFF_MAX_MS 30000
 /* Log rate limits: a line of a kind at most this often. */
 #define LOG_DOWN_EVERY_MS (10 * 60 * 1000)	/* "still unreachable" reminders */
-#define LOG_KIND_EVERY_MS (10 * 1000)		/* rejected, spool full, corrupt, errors */
+/* Rejected, spool full, corrupt, errors: at most one line per interval, which
+ * doubles while lines keep being left out (10 s, 20 s, ... 10 min): a store
+ * refusing everything for an hour gets a dozen lines, not hundreds. */
+#define LOG_KIND_FIRST_MS (10 * 1000)
+#define LOG_KIND_MAX_MS (10 * 60 * 1000)
 #define TOKEN_MAX 8192
 
 enum log_kind { LOG_REJECT, LOG_FULL, LOG_CORRUPT, LOG_SPOOL_ERR, LOG_READ_ERR, NR_LOG_KINDS };
@@ -59,6 +63,7 @@ struct pusher {
 	uint64_t down_since_ms, down_reminded_ms, sent_since_back;
 	char down_reason[200];
 	uint64_t kind_logged_ms[NR_LOG_KINDS], kind_suppressed[NR_LOG_KINDS];
+	uint64_t kind_every_ms[NR_LOG_KINDS];
 };
 
 static void plog(struct pusher *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -76,37 +81,48 @@ static void plog(struct pusher *p, const char *fmt, ...)
 }
 
 /*
- * A line of kind at most once per LOG_KIND_EVERY_MS; the lines left out
- * meanwhile are counted into the next one ("(N more like it)").
- * Under p->mu.
+ * A line of kind at most once per its interval (LOG_KIND_FIRST_MS, doubled
+ * each time lines were left out, back to the first when none were); the
+ * lines left out meanwhile are counted into the next one.  Under p->mu.
  */
 static void plog_kind(struct pusher *p, enum log_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 static void plog_kind(struct pusher *p, enum log_kind kind, const char *fmt, ...)
 {
-	uint64_t now = monotime_ms();
+	uint64_t now = monotime_ms(), *every = &p->kind_every_ms[kind];
 	char line[900];
 	va_list ap;
 
-	if (p->kind_logged_ms[kind] && now - p->kind_logged_ms[kind] < LOG_KIND_EVERY_MS) {
+	if (!*every)
+		*every = LOG_KIND_FIRST_MS;
+	if (p->kind_logged_ms[kind] && now - p->kind_logged_ms[kind] < *every) {
 		p->kind_suppressed[kind]++;
 		return;
 	}
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	if (p->kind_suppressed[kind])
-		plog(p, "%s (and %" PRIu64 " more like it before)", line, p->kind_suppressed[kind]);
-	else
+	if (p->kind_suppressed[kind]) {
+		plog(p, "%s (and %" PRIu64 " more like it in the last %" PRIu64 " s)", line,
+		     p->kind_suppressed[kind], (now - p->kind_logged_ms[kind]) / 1000);
+		*every = *every * 2 > LOG_KIND_MAX_MS ? LOG_KIND_MAX_MS : *every * 2;
+	} else {
 		plog(p, "%s", line);
+		*every = LOG_KIND_FIRST_MS;
+	}
 	p->kind_logged_ms[kind] = now;
 	p->kind_suppressed[kind] = 0;
 }
 
-static const char *where(struct pusher *p)
+/* Where waiting windows are kept, for a log line. */
+static const char *where(struct pusher *p, char *buf, size_t len)
 {
-	return spool__dir(p->spool) ? "to the spool" : "in memory";
+	if (spool__dir(p->spool))
+		snprintf(buf, len, "in the spool %s", spool__dir(p->spool));
+	else
+		snprintf(buf, len, "in memory (no --spool)");
+	return buf;
 }
 
 /* "512 B", "25.3 KiB", "1.5 MiB": a struct, so that one printf() may show several */
@@ -177,6 +193,7 @@ static void on_drained(struct pusher *p)
 static void on_retry(struct pusher *p, const char *reason)
 {
 	uint64_t now = monotime_ms(), n, bytes;
+	char at[300];
 
 	p->st.retries++;
 	p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : BACKOFF_FIRST_MS;
@@ -193,8 +210,9 @@ static void on_retry(struct pusher *p, const char *reason)
 			p->down_since_ms = now;
 			p->down_reminded_ms = now;
 			p->down_logged = true;
-			plog(p, "store unreachable (%s), keeping windows %s and retrying: "
-			     "%" PRIu64 " queued (%s)", reason, where(p), n, sz(bytes).s);
+			plog(p, "store unreachable (%s): keeping windows %s and retrying; "
+			     "%" PRIu64 " queued (%s)", reason, where(p, at, sizeof(at)), n,
+			     sz(bytes).s);
 		}
 	} else if (now - p->down_reminded_ms >= LOG_DOWN_EVERY_MS) {
 		p->down_reminded_ms = now;
@@ -227,8 +245,8 @@ static bool send_one(struct pusher *p)
 	struct spool_item it;
 	struct push_window w;
 	enum push_verdict v;
+	char reason[200], body[TEXTESCAPE_SIZE(HTTP_POST_REPLY_MAX)];
 	const char *why;
-	char reason[200];
 	int timeout, err;
 	uint64_t now;
 
@@ -298,6 +316,9 @@ static bool send_one(struct pusher *p)
 			snprintf(reason, sizeof(reason),
 				 "HTTP %ld: redirects are not followed; is --push the store's own URL?",
 				 r.status);
+		else if (r.reply_len)
+			snprintf(reason, sizeof(reason), "HTTP %ld: %.100s", r.status,
+				 textescape(r.reply, body, sizeof(body)));
 		else
 			snprintf(reason, sizeof(reason), "HTTP %ld", r.status);
 		on_retry(p, reason);
