@@ -358,6 +358,9 @@ static void test_spool_disk(void **state)
 
 	assert_non_null(s);
 	assert_int_equal(info.recovered, 0);
+	/* one user at a time */
+	assert_null(spool__open(dir, 1000, NULL, err, sizeof(err)));
+	assert_non_null(strstr(err, "in use by another isoprof"));
 	add(s, 7, 100, &dropped);
 	add(s, 5, 100, &dropped);
 	assert_int_equal(spool__take(s, &it), 0);

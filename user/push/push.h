@@ -97,7 +97,7 @@ struct pusher;
  * removed and its windows are queued to go first.  NULL with errno and a
  * sentence in err: a URL that is not http:// or https://, an unknown
  * protocol, an unreadable or empty token file, a spool directory that
- * cannot be used.
+ * cannot be used or that another isoprof is using.
  */
 struct pusher *push__new(const struct push_opts *o, char *err, size_t err_len);
 

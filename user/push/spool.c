@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -219,6 +220,13 @@ struct spool *spool__open(const char *dir, uint64_t max_bytes, struct spool_open
 	e = fileio__open_out_dir(dir, false, NULL, &s->dirfd, &s->owner, why, sizeof(why));
 	if (e) {
 		errmsg__set(err, err_len, "spool %s: %s", dir, why[0] ? why : strerror(-e));
+		goto fail;
+	}
+	/* two pushers on one spool would send each other's windows twice */
+	if (flock(s->dirfd, LOCK_EX | LOCK_NB) < 0) {
+		e = -errno;
+		errmsg__set(err, err_len, "spool %s: %s", dir,
+			    e == -EWOULDBLOCK ? "in use by another isoprof" : strerror(-e));
 		goto fail;
 	}
 	e = scan(s, info);

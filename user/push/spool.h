@@ -19,6 +19,9 @@
  * may be passed by that one for a while); a record bigger than the whole
  * cap is refused.
  *
+ * One process at a time uses a spool directory (flock(2) on it, held
+ * while open): a second one is refused.
+ *
  * Thread-safe (one lock inside, held for the index only, never for disk
  * I/O but an unlink or rename).  One taker at a time (the sender).
  * Actions return 0 or a negative errno.
