@@ -231,6 +231,12 @@ static void on_reject(struct pusher *p, const struct push_window *w,
 	p->st.rejected++;
 	p->backoff_ms = 0;
 	p->next_try_ms = 0;
+	/* it answered: it is back, even if it does not want this window */
+	if (p->down) {
+		p->down = false;
+		p->st.store_down = 0;
+		p->sent_since_back = 0;
+	}
 	snprintf(cut, sizeof(cut), "%s", w->service);
 	plog_kind(p, LOG_REJECT, "store refused the window of %s until %s: HTTP %ld: %s: dropped",
 		  textescape(cut, svc, sizeof(svc)), utc(w->until_ns, t, sizeof(t)), r->status,
