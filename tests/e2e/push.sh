@@ -168,6 +168,26 @@ else
 fi
 stop_store
 
+# TLS is verified: a store with a self-signed certificate gets nothing
+if command -v openssl >/dev/null; then
+	openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+		-keyout "$T/key.pem" -out "$T/cert.pem" >/dev/null 2>&1
+	S=$T/tls
+	PORT=
+	start_store "$S" --tls-cert "$T/cert.pem" --tls-key "$T/key.pem"
+	"$DRIVER" --url "https://127.0.0.1:$PORT" --windows 1 --flush-ms 1000 --close-ms 0 \
+		>"$T/tls.out" 2>"$T/tls.err"
+	if [ -z "$(arrived "$S")" ] && [ "$(counter tls queued)" = 1 ] &&
+		grep -qi "store unreachable (SSL certificate problem" "$T/tls.err"; then
+		pass "https with a self-signed certificate: refused by curl's verification, the window kept"
+	else
+		fail "TLS verification" "$(cat "$T/tls.out" "$T/tls.err")"
+	fi
+	stop_store
+else
+	skip "TLS verification" "no openssl to make a certificate"
+fi
+
 # --- the store goes away mid-run and comes back on the same port -------------
 S=$T/outage
 PORT=
