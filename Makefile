@@ -41,7 +41,7 @@ WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -fno-omit-frame-pointer -D_GNU_SOURCE \
 	  -I. -I$(GEN) -MMD -MP
-LDLIBS := -lbpf -lelf -lprotobuf-c -lz -liberty -ljson-c -lmicrohttpd -lpthread -lm
+LDLIBS := -lbpf -lelf -lprotobuf-c -lz -liberty -ljson-c -lmicrohttpd -lcurl -lpthread -lm
 
 ifneq ($(SANITIZE),)
 CFLAGS += -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -163,6 +163,13 @@ $(BUILD)/fixtures/%: tests/fixtures/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)gcc -std=gnu11 -O1 -g -fno-omit-frame-pointer -fno-inline -fno-ipa-icf -Wall -Wextra -Werror \
 		-o $@ $< -lpthread
+
+# The pusher's test driver is the one fixture that runs isoprof's own code
+# (user/push): it links the library, with the sanitizers of the variant.
+$(BUILD)/fixtures/push_driver: tests/fixtures/push_driver.c $(LIB)
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(LDLIBS)
 
 $(BUILD)/fuzzers/%: tests/fuzz/%.c $(LIB)
 	$(call msg,FUZZ,$@)

@@ -18,7 +18,7 @@ DEMO_PACKAGES=(
 	make gcc clang pkg-config binutils git
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	protobuf-c-compiler libprotobuf-c-dev libiberty-dev
-	libjson-c-dev libmicrohttpd-dev
+	libjson-c-dev libmicrohttpd-dev libcurl4-openssl-dev
 	wrk curl nodejs procps ca-certificates
 )
 TEST_PACKAGES=(
@@ -37,6 +37,7 @@ DEMO_CHECKS=(
 	"file:/usr/include/protobuf-c/protobuf-c.h"
 	"file:/usr/include/libiberty/demangle.h"
 	"file:/usr/include/json-c/json.h" "file:/usr/include/microhttpd.h"
+	"glob:/usr/include/*/curl/curl.h"
 )
 TEST_CHECKS=(
 	"cmd:go" "cmd:perf" "cmd:strip" "cmd:python3"

@@ -21,6 +21,7 @@ allowed() {
 	user/attribute) echo "lib symbolize proto bpf user/capture" ;;
 	user/v8) echo "lib symbolize proto bpf user/capture user/attribute" ;;
 	user/report) echo "lib proto" ;;
+	user/push) echo "lib proto" ;;
 	user/serve) echo "lib proto user/report user" ;;
 	user/record) echo "lib symbolize proto bpf user/capture user/attribute user/v8 user" ;;
 	user/cmd) echo "lib symbolize proto bpf user/capture user/attribute user/v8 user/report user/serve user/record user/push user" ;;
