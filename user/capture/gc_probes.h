@@ -27,6 +27,7 @@
 #ifndef ISOPROF_CAPTURE_GC_PROBES_H
 #define ISOPROF_CAPTURE_GC_PROBES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
