@@ -139,15 +139,26 @@ else
 fi
 stop_store
 
-# a wrong token is a 401: rejected (not retried), logged
+# a wrong token is a 401: the windows are kept and retried (the host's
+# credentials are wrong, not the windows), logged without the token; once
+# the token is right, they go
 PORT=
 start_store "$T/auth" --token-file "$T/token"
 printf 'wrong\n' >"$T/token2"
-driver auth --windows 2 --token-file "$T/token2"
-if [ "$(counter auth rejected)" = 2 ] && grep -q "HTTP 401" "$T/auth.err" && ! grep -q wrong "$T/auth.err"; then
-	pass "a wrong token: 2 windows rejected with HTTP 401, logged without the token"
+driver auth --windows 2 --token-file "$T/token2" --spool "$T/spool-auth" --flush-ms 1500 \
+	--close-ms 0
+kept=$(find "$T/spool-auth" -type f -name '*.isp' | wc -l)
+if [ "$(counter auth rejected)" = 0 ] && [ "$kept" = 2 ] && grep -q "HTTP 401" "$T/auth.err" &&
+	! grep -q wrong "$T/auth.err"; then
+	pass "a wrong token: HTTP 401 logged without the token, the 2 windows kept in the spool"
 else
-	fail "wrong token" "$(cat "$T/auth.out" "$T/auth.err")"
+	fail "wrong token" "kept $kept; $(cat "$T/auth.out" "$T/auth.err")"
+fi
+driver auth2 --windows 0 --token-file "$T/token" --spool "$T/spool-auth"
+if [ "$(counter auth2 pushed)" = 2 ] && [ "$(find "$T/spool-auth" -type f -name '*.isp' | wc -l)" = 0 ]; then
+	pass "the right token: the kept windows go"
+else
+	fail "right token after a wrong one" "$(cat "$T/auth2.out" "$T/auth2.err")"
 fi
 stop_store
 

@@ -265,7 +265,8 @@ static void test_classify(void **state)
 	assert_int_equal(push_protocol__classify_http(200), PUSH_DONE);
 	assert_int_equal(push_protocol__classify_http(204), PUSH_DONE);
 	assert_int_equal(push_protocol__classify_http(400), PUSH_REJECT);
-	assert_int_equal(push_protocol__classify_http(401), PUSH_REJECT);
+	assert_int_equal(push_protocol__classify_http(401), PUSH_RETRY);
+	assert_int_equal(push_protocol__classify_http(403), PUSH_RETRY);
 	assert_int_equal(push_protocol__classify_http(413), PUSH_REJECT);
 	assert_int_equal(push_protocol__classify_http(408), PUSH_RETRY);
 	assert_int_equal(push_protocol__classify_http(429), PUSH_RETRY);

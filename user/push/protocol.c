@@ -61,7 +61,12 @@ enum push_verdict push_protocol__classify_http(long status)
 {
 	if (status >= 200 && status < 300)
 		return PUSH_DONE;
-	if (status == 408 || status == 429)
+	/*
+	 * 401/403: the host's credentials, not the window, are wrong (an
+	 * expired token, an auth proxy's hiccup): keep the windows until they
+	 * are fixed, within the spool's bound, rather than drop every one.
+	 */
+	if (status == 408 || status == 429 || status == 401 || status == 403)
 		return PUSH_RETRY;
 	if (status >= 400 && status < 500)
 		return PUSH_REJECT;
