@@ -9,6 +9,7 @@
 #define ISOPROF_CMD_COMMANDS_H
 
 int cmd_record(int argc, char **argv);
+int cmd_continuous(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_targets(int argc, char **argv);
 int cmd_convert(int argc, char **argv);

@@ -33,6 +33,8 @@ static const struct {
 	unsigned int kind;
 } commands[] = {
 	{ "record", cmd_record, "sample target processes and write a pprof profile", 0 },
+	{ "continuous", cmd_continuous,
+	  "sample all the time in rolling windows; push them to a profile store or keep them", 0 },
 	{ "top", cmd_top, "print the flat/cum table of a profile, like pprof -top", FILE_TOOL },
 	{ "targets", cmd_targets, "list the V8 runtime processes on this host", 0 },
 	{ "convert", cmd_convert, "convert between pprof, .cpuprofile and folded stacks",
