@@ -27,11 +27,13 @@ if [ -n "${QUICK:-}" ]; then
 	OVH="2 2" PIPE="1 6" START="1 1" ACC="1 2" KERN="1 3" LOSS="1 3" SCALE="1 300" GCP="2 3"
 	CAUSAL="1 4 typescript:getMergedSymbol:300 acorn:fullCharCodeAtPos:10"
 	SMAP="2 5"
+	CONT="1 1 100"
 else
 	OVH="6 4" PIPE="3 50" START="5 2" ACC="3 4" KERN="3 5" LOSS="2 10" SCALE="3 10 100 300 1000"
 	GCP="5 5"
 	CAUSAL="3 8"
 	SMAP="5 20"
+	CONT="2 5 1000"
 fi
 
 for tool in wrk perf node strace go; do
@@ -80,6 +82,7 @@ section() {
 	section "10. JS names from V8's heap: the BPF program's cost" jsnames.sh $KERN
 	section "11. Causal accuracy on real code (known cost in one function)" causal.sh $CAUSAL
 	section "12. Source maps: decoding a real bundle's map" sourcemaps.sh $SMAP
+	section "13. Continuous (default configuration, N isolates)" continuous.sh $CONT
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086
@@ -105,6 +108,7 @@ row() {
 
 targets() {
 	local iso perf v8 o99 pr rss rssmax win st stc sta stp kr krs lost total v smp smr sma smc
+	local ccpu cperf crf crl crm cdel cmin
 	iso=$(get overhead_isoprof-1000) perf=$(get overhead_perf-1000) v8=$(get overhead_v8-1ms)
 	o99=$(get overhead_isoprof-99)
 	pr=$(get pipeline_ratio) rss=$(get pipeline_rss_mb) rssmax=$(get pipeline_rss_max_mb)
@@ -158,6 +162,19 @@ targets() {
 	row "source maps: isoprof's parse time and memory at most node 20's, and the same original file and line" \
 		"parse $(fmt "$smp" %.2f)x node's (CPU $(fmt "$(get sourcemap_parse_cpu_ratio)" %.2f)x), peak RSS growth $(fmt "$smr" %.2f)x (heap kept $(fmt "$(get sourcemap_heap_ratio)" %.2f)x), lookups $(fmt "$(get sourcemap_lookup_ratio)" %.2f)x; agree at $sma of $smc positions" \
 		"$v"
+	ccpu=$(get continuous_cpu_pct) cperf=$(get continuous_perf_pct)
+	crf=$(get continuous_rss_first_mb) crl=$(get continuous_rss_last_mb)
+	crm=$(get continuous_rss_max_mb) cdel=$(get continuous_delay_max_s)
+	cmin=$(get continuous_minutes)
+	v=$(holds "$ccpu <= 1")
+	[ "$v" = met ] && v="$v$(margin ", %.2f points to spare" "1 - $ccpu")"
+	row "continuous, default configuration: isoprof's CPU at most 1% of one CPU" \
+		"$(fmt "$ccpu" %.2f)% (perf record at the same rate and windows $(fmt "$cperf" %.2f)%)" "$v"
+	row "… RSS flat and under 100 MB" \
+		"$(fmt "$crf") → $(fmt "$crl") MB over $cmin min, max $(fmt "$crm") MB" \
+		"$(holds "$crm < 100 && $crl - $crf < 2")"
+	row "… each window pushed within 1 s of its end" "worst $(fmt "$cdel" %.2f) s" \
+		"$(holds "$cdel <= 1")"
 }
 
 loss() {

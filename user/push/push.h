@@ -16,10 +16,10 @@
  *
  * What the store answers decides a window's fate (the protocol classifies
  * it, user/push/protocol.h): taken (2xx) is done; refused for good (4xx
- * but 408 and 429) is logged, dropped and counted as rejected; anything
- * else (5xx, 408, 429, a redirect, a connection error or timeout) keeps
- * the window and retries it, with exponential backoff and jitter, before
- * any newer one.
+ * but 401, 403, 408 and 429) is logged, dropped and counted as rejected;
+ * anything else (5xx, 401 and 403: the host's credentials, 408, 429, a
+ * redirect, a connection error or timeout) keeps the window and retries
+ * it, with exponential backoff and jitter, before any newer one.
  *
  * The pusher writes its own log lines ("isoprof: push: ...", to o->log or
  * stderr), one per kind of event and rate-limited: a store down for an
