@@ -485,14 +485,22 @@ int cmd_continuous(int argc, char **argv)
 				env.rec.frequency_hz, env.window_s, env.push.url ? ", pushing to " : "",
 				env.push.url ? env.push.url : "", env.out_dir ? ", keeping in " : "",
 				env.out_dir ? env.out_dir : "");
+		bool last = false;
+
 		for (;;) {
 			if (capture__run_window(c))
 				break;
+			/*
+			 * A signal that comes while this window is written ends
+			 * the next one at once: what was sampled meanwhile is
+			 * made into a last, short window, not lost.
+			 */
+			if (capture__stop_requested())
+				last = true;
 			/* a window with no sample is no error: the next may have some */
 			capture__write(c);
 			after_window(&k, c);
-			if (capture__stop_requested() ||
-			    (env.max_windows && (long)k.totals.windows >= env.max_windows))
+			if (last || (env.max_windows && (long)k.totals.windows >= env.max_windows))
 				break;
 			if (capture__next_window(c))
 				break;
