@@ -23,7 +23,7 @@ allowed() {
 	user/report) echo "lib proto" ;;
 	user/push) echo "lib proto" ;;
 	user/serve) echo "lib proto user/report user" ;;
-	user/record) echo "lib symbolize proto bpf user/capture user/attribute user/v8 user" ;;
+	user/record) echo "lib symbolize proto bpf user/capture user/attribute user/v8 user/report user/push user" ;;
 	user/cmd) echo "lib symbolize proto bpf user/capture user/attribute user/v8 user/report user/serve user/record user/push user" ;;
 	user) echo "lib" ;;
 	*) echo "?" ;;

@@ -38,6 +38,8 @@
 
 static volatile sig_atomic_t stop_requested;
 static volatile sig_atomic_t stage;	/* enum record_stage */
+/* When the first signal came: a continuous window ends there, not later. */
+static struct timespec stop_mono, stop_wall;
 
 /* Async-signal-safe: write(2) of fixed text, _exit(). */
 static void say(const char *msg)
@@ -55,6 +57,9 @@ static void on_signal(int sig)
 		say("\nisoprof: second signal: aborting; what was collected is not written\n");
 		_exit(128 + sig);
 	}
+	/* clock_gettime() is async-signal-safe */
+	clock_gettime(CLOCK_MONOTONIC, &stop_mono);
+	clock_gettime(CLOCK_REALTIME, &stop_wall);
 	stop_requested = 1;
 	/* in the window the signal simply ends it, as asked: no message */
 	if (stage == RECORD_STAGE_PREPARING)
@@ -901,6 +906,18 @@ static int cut_window(struct capture *c)
 
 	c->window_end_ns = c->cut_ns = monotime_ns();
 	clock_gettime(CLOCK_REALTIME, &c->wall_end);
+	/*
+	 * A signal that came while the last window was being written ends
+	 * this one where it came: what was sampled after it is left out.
+	 */
+	if (stop_requested) {
+		uint64_t at = (uint64_t)stop_mono.tv_sec * 1000000000ull + (uint64_t)stop_mono.tv_nsec;
+
+		if (at > c->window_start_ns && at < c->cut_ns) {
+			c->window_end_ns = c->cut_ns = at;
+			c->wall_end = stop_wall;
+		}
+	}
 	n = sampler__poll(c->sampler, 0);
 	if (n < 0)
 		return n;
