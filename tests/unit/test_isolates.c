@@ -610,6 +610,56 @@ static void test_placeholder(void **state)
 	isolate_registry__free(reg);
 }
 
+/* A process that exited is forgotten, log and all; the others are found as before. */
+static void test_forget(void **state)
+{
+	struct isolate_registry *reg = isolate_registry__new();
+	const struct isolate_info *const *list;
+	char path[256];
+	size_t nr, i;
+
+	(void)state;
+	assert_non_null(reg);
+	add_fixture(reg, 0x738ebfd4c000, 1313,
+		    WD_HEAD "script-source,8,alpha.js," ALPHA_SRC_LOG "\n" FIB_CODE,
+		    path, sizeof(path));
+	assert_non_null(isolate_registry__find(reg, 1313, 0x738ebfd4c000));
+	for (i = 0; i < 300; i++)
+		assert_non_null(isolate_registry__lookup(reg, (pid_t)(i % 3 + 1312),
+							 0x10000 + i * 0x1000));
+	assert_non_null(isolate_registry__list(reg, &nr));
+	assert_int_equal(nr, 301);
+
+	isolate_registry__forget(reg, 1313);
+	assert_null(isolate_registry__find(reg, 1313, 0x738ebfd4c000));
+	list = isolate_registry__list(reg, &nr);
+	assert_non_null(list);
+	assert_int_equal(nr, 200);
+	for (i = 0; i < nr; i++)
+		assert_int_not_equal(list[i]->pid, 1313);
+	for (i = 0; i < 300; i++) {
+		pid_t pid = (pid_t)(i % 3 + 1312);
+		const struct isolate_info *x = isolate_registry__find(reg, pid, 0x10000 + i * 0x1000);
+
+		if (pid == 1313) {
+			assert_null(x);
+		} else {
+			assert_non_null(x);
+			assert_true(x->isolate == 0x10000 + i * 0x1000);
+		}
+	}
+	/* a pid it never knew, twice: nothing changes */
+	isolate_registry__forget(reg, 77);
+	isolate_registry__forget(reg, 1313);
+	assert_non_null(isolate_registry__list(reg, &nr));
+	assert_int_equal(nr, 200);
+	/* the pid again (reused): a new entry, from nothing */
+	assert_non_null(isolate_registry__lookup(reg, 1313, 0x738ebfd4c000));
+	assert_string_equal(isolate_registry__find(reg, 1313, 0x738ebfd4c000)->name,
+			    "isolate-0x738ebfd4c000");
+	isolate_registry__free(reg);
+}
+
 /* No code log: script names from JS frames (perf map), version unknown; a log later wins. */
 static void test_fallback(void **state)
 {
@@ -1110,6 +1160,7 @@ int main(void)
 		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_version_labels),
 		cmocka_unit_test(test_match),
+		cmocka_unit_test(test_forget),
 		cmocka_unit_test(test_node_real),
 	};
 

@@ -1216,21 +1216,53 @@ struct isolate_registry *isolate_registry__new(void)
 	return reg;
 }
 
+static void entry_free(struct iso_entry *e)
+{
+	v8log__free(e->log);
+	if (e->scripts_cap)
+		free(e->scripts);
+	free(e->internal);
+	free(e);
+}
+
+void isolate_registry__forget(struct isolate_registry *reg, pid_t pid)
+{
+	size_t i, k = 0;
+
+	if (!reg)
+		return;
+	for (i = 0; i < reg->nr; i++) {
+		if (reg->all[i]->info.pid == pid)
+			entry_free(reg->all[i]);
+		else
+			reg->all[k++] = reg->all[i];
+	}
+	if (k == reg->nr)
+		return;
+	reg->nr = k;
+	/* the index names positions in all[]: made again; the table only had more */
+	index_table__clear(&reg->by_key);
+	for (i = 0; i < reg->nr; i++) {
+		struct iso_key key = { reg->all[i]->info.pid, reg->all[i]->info.isolate };
+		uint32_t h = key_hash(key.pid, key.isolate);
+		size_t slot;
+
+		index_table__lookup(&reg->by_key, h, entry_is, reg, &key, &slot);
+		index_table__set(&reg->by_key, slot, h, (uint32_t)i);
+	}
+	free(reg->sorted);
+	reg->sorted = NULL;
+	reg->nr_sorted = 0;
+}
+
 void isolate_registry__free(struct isolate_registry *reg)
 {
 	size_t i;
 
 	if (!reg)
 		return;
-	for (i = 0; i < reg->nr; i++) {
-		struct iso_entry *e = reg->all[i];
-
-		v8log__free(e->log);
-		if (e->scripts_cap)
-			free(e->scripts);
-		free(e->internal);
-		free(e);
-	}
+	for (i = 0; i < reg->nr; i++)
+		entry_free(reg->all[i]);
 	for (i = 0; i < reg->nr_notes; i++)
 		free(reg->notes[i]);
 	free(reg->notes);

@@ -145,6 +145,13 @@ void isolate_registry__set_budget(struct isolate_registry *reg, struct read_budg
 size_t isolate_registry__notes(const struct isolate_registry *reg, const char *const **notes);
 
 /*
+ * Everything known of pid's isolates let go (their code logs, names,
+ * scripts): a process that exited, in a run that outlives it.  Pointers
+ * to its isolate_info are invalid after this.
+ */
+void isolate_registry__forget(struct isolate_registry *reg, pid_t pid);
+
+/*
  * isolate_registry__add_log() again for every log.  0, or the first error
  * other than -ENOENT (logs of exited processes keep what was read).
  */

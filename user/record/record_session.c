@@ -1020,6 +1020,8 @@ static void drop_exited(struct capture *c)
 			c->wstats.exited_targets++;
 			target_unwatch(t);
 			symbolizer__untrack(c->sym, t->pid);
+			/* its code logs: a host that starts runtimes all day */
+			isolate_registry__forget(c->isolates, t->pid);
 			memset(t, 0, sizeof(*t));
 			continue;
 		}
