@@ -79,25 +79,8 @@ PORT=$(awk '/^port / { print $2; exit }' "$WORK/store.log")
 # window's end (time_nanos + duration_nanos of the pprof it carried)
 DELAYS_PY='
 import glob, gzip, json, os, sys
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
-        if c < 0x80: return v, i
-def times(b):
-    i, t, d = 0, None, None
-    while i < len(b):
-        key, i = varint(b, i); field, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = varint(b, i)
-            if field == 9: t = v
-            if field == 10: d = v
-        elif wt == 2:
-            n, i = varint(b, i); i += n
-        elif wt == 1: i += 8
-        elif wt == 5: i += 4
-        else: break
-    return t, d
+sys.path.insert(0, os.environ["PPROF_TIMES_DIR"])
+from pprof_times import times
 mark = float(sys.argv[2])
 for meta in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
     st = os.stat(meta)
@@ -136,7 +119,7 @@ isoprof_round() {
 	RSS_FIRST=$(echo "${rss_series[@]:0:$third}" | median)
 	RSS_LAST=$(echo "${rss_series[@]:$((n - third))}" | median)
 	RSS_MAX=$(printf '%s\n' "${rss_series[@]}" | sort -g | tail -1)
-	python3 -c "$DELAYS_PY" "$WORK/store" "$mark" >"$WORK/delays.$r"
+	PPROF_TIMES_DIR=$TOP/tests/fixtures python3 -c "$DELAYS_PY" "$WORK/store" "$mark" >"$WORK/delays.$r"
 	PUSHED=$(wc -l <"$WORK/delays.$r")
 	DELAY_MED=$(median <"$WORK/delays.$r")
 	DELAY_MAX=$(sort -g "$WORK/delays.$r" | tail -1)

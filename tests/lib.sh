@@ -98,3 +98,16 @@ pprof_top() {
 share_of() {
 	awk -v fn="$1" '$6 == fn { sub("%", "", $2); print $2; found = 1; exit } END { if (!found) print 0 }' "$2"
 }
+
+# services_config DIR PORT_ALPHA PORT_COUNTER PORT_ALLOC: the three-service
+# workerd fixture (tests/fixtures/services/) in DIR, code logs in DIR/v8logs,
+# its config as DIR/config.capnp
+services_config() {
+	local dir=$1
+	mkdir -p "$dir/v8logs"
+	cp -r "$TOP/tests/fixtures/services/alpha" "$TOP/tests/fixtures/services/counter" \
+		"$TOP/tests/fixtures/services/alloc" "$dir/"
+	sed -e "s|@LOGDIR@|$dir/v8logs|" -e "s|@PORT_ALPHA@|$2|" -e "s|@PORT_COUNTER@|$3|" \
+		-e "s|@PORT_ALLOC@|$4|" "$TOP/tests/fixtures/services/config.capnp.in" \
+		>"$dir/config.capnp"
+}

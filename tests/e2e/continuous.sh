@@ -30,11 +30,7 @@ for p in $PA $PC $PL; do
 done
 
 W=$T/wd
-mkdir -p "$W/v8logs"
-cp -r "$TOP/tests/fixtures/services/alpha" "$TOP/tests/fixtures/services/counter" \
-	"$TOP/tests/fixtures/services/alloc" "$W/"
-sed -e "s|@LOGDIR@|$W/v8logs|" -e "s|@PORT_ALPHA@|$PA|" -e "s|@PORT_COUNTER@|$PC|" \
-	-e "s|@PORT_ALLOC@|$PL|" "$TOP/tests/fixtures/services/config.capnp.in" >"$W/config.capnp"
+services_config "$W" "$PA" "$PC" "$PL"
 (cd "$W" && exec "$(demo_workerd_bin)" serve config.capnp) >"$W/workerd.log" 2>&1 &
 WORKERD_PID=$!
 PIDS+=("$WORKERD_PID")

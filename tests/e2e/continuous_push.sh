@@ -53,11 +53,8 @@ store_stop() {
 }
 
 W=$T/wd
-mkdir -p "$W/v8logs" "$T/store"
-cp -r "$TOP/tests/fixtures/services/alpha" "$TOP/tests/fixtures/services/counter" \
-	"$TOP/tests/fixtures/services/alloc" "$W/"
-sed -e "s|@LOGDIR@|$W/v8logs|" -e "s|@PORT_ALPHA@|$PA|" -e "s|@PORT_COUNTER@|$PC|" \
-	-e "s|@PORT_ALLOC@|$PL|" "$TOP/tests/fixtures/services/config.capnp.in" >"$W/config.capnp"
+mkdir -p "$T/store"
+services_config "$W" "$PA" "$PC" "$PL"
 (cd "$W" && exec "$(demo_workerd_bin)" serve config.capnp) >"$W/workerd.log" 2>&1 &
 WORKERD_PID=$!
 PIDS+=("$WORKERD_PID")
@@ -92,27 +89,10 @@ check "and when it ends" grep -q "push: store back after" "$T/cont.err"
 check "once each" test "$(grep -c 'push: store' "$T/cont.err")" -eq 2
 
 # every request the store took, in the order it took them
-python3 - "$T/store" "$WORKERD_PID" >"$T/windows" 2>"$T/windows.err" <<'PY'
+PPROF_TIMES_DIR=$TOP/tests/fixtures python3 - "$T/store" "$WORKERD_PID" >"$T/windows" 2>"$T/windows.err" <<'PY'
 import glob, gzip, json, os, sys
-def varint(b, i):
-    v = s = 0
-    while True:
-        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
-        if c < 0x80: return v, i
-def times(b):
-    i, t, d = 0, None, None
-    while i < len(b):
-        key, i = varint(b, i); field, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = varint(b, i)
-            if field == 9: t = v
-            if field == 10: d = v
-        elif wt == 2:
-            n, i = varint(b, i); i += n
-        elif wt == 1: i += 8
-        elif wt == 5: i += 4
-        else: break
-    return t, d
+sys.path.insert(0, os.environ["PPROF_TIMES_DIR"])
+from pprof_times import times
 for meta in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
     m = json.load(open(meta))
     if m["app"] != "alpha":

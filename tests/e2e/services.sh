@@ -46,11 +46,7 @@ start() {
 }
 
 W=$T/wd
-mkdir -p "$W/v8logs"
-cp -r "$TOP/tests/fixtures/services/alpha" "$TOP/tests/fixtures/services/counter" \
-	"$TOP/tests/fixtures/services/alloc" "$W/"
-sed -e "s|@LOGDIR@|$W/v8logs|" -e "s|@PORT_ALPHA@|$PA|" -e "s|@PORT_COUNTER@|$PC|" \
-	-e "s|@PORT_ALLOC@|$PL|" "$TOP/tests/fixtures/services/config.capnp.in" >"$W/config.capnp"
+services_config "$W" "$PA" "$PC" "$PL"
 # the main workerd's stdout (V8's GC trace) line-buffered, each line stamped
 # with the wall clock it arrived at
 (cd "$W" && exec stdbuf -oL "$(demo_workerd_bin)" serve config.capnp) \

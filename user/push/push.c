@@ -159,6 +159,18 @@ static uint64_t jitter(struct pusher *p, uint64_t d)
 	return d / 2 + (uint64_t)rand_r(&p->seed) % (d / 2 + 1);
 }
 
+/* The store answered (taken or refused): it is up, the next window goes now.  Under p->mu. */
+static void store_answered(struct pusher *p)
+{
+	p->backoff_ms = 0;
+	p->next_try_ms = 0;
+	if (p->down) {
+		p->down = false;
+		p->st.store_down = 0;
+		p->sent_since_back = 0;
+	}
+}
+
 /* The store answered 2xx.  Under p->mu. */
 static void on_done(struct pusher *p, const struct http_post_result *r)
 {
@@ -169,13 +181,7 @@ static void on_done(struct pusher *p, const struct http_post_result *r)
 	if (r->latency_ms > p->st.max_latency_ms)
 		p->st.max_latency_ms = r->latency_ms;
 	p->st.latency_sum_us += us;
-	p->backoff_ms = 0;
-	p->next_try_ms = 0;
-	if (p->down) {
-		p->down = false;
-		p->st.store_down = 0;
-		p->sent_since_back = 0;
-	}
+	store_answered(p);
 	p->sent_since_back++;
 }
 
@@ -229,14 +235,8 @@ static void on_reject(struct pusher *p, const struct push_window *w,
 	char svc[TEXTESCAPE_SIZE(64)], body[TEXTESCAPE_SIZE(HTTP_POST_REPLY_MAX)], cut[65], t[32];
 
 	p->st.rejected++;
-	p->backoff_ms = 0;
-	p->next_try_ms = 0;
 	/* it answered: it is back, even if it does not want this window */
-	if (p->down) {
-		p->down = false;
-		p->st.store_down = 0;
-		p->sent_since_back = 0;
-	}
+	store_answered(p);
 	snprintf(cut, sizeof(cut), "%s", w->service);
 	plog_kind(p, LOG_REJECT, "store refused the window of %s until %s: HTTP %ld: %s: dropped",
 		  textescape(cut, svc, sizeof(svc)), utc(w->until_ns, t, sizeof(t)), r->status,
