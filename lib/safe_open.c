@@ -303,6 +303,31 @@ int safe_open__file(const char *path, const struct safe_open_opts *opts,
 	return fd;
 }
 
+int safe_open__file_at(int dirfd, const char *name, const struct safe_open_opts *opts,
+		       struct safe_open_info *info)
+{
+	int fd, err;
+
+	if (info)
+		memset(info, 0, sizeof(*info));
+	if (!name || !*name || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
+		set_why(info, "not a file name");
+		return -EINVAL;
+	}
+	fd = openat(dirfd, name, OPEN_FLAGS);
+	if (fd < 0) {
+		err = -errno;
+		set_why(info, "%s", open_why(-err));
+		return err;
+	}
+	err = safe_open__check_fd(fd, opts, info);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 int safe_open__dir(const char *path, const struct safe_open_opts *opts,
 		   struct safe_open_info *info)
 {

@@ -96,6 +96,16 @@ int safe_open__file(const char *path, const struct safe_open_opts *opts,
 		    struct safe_open_info *info);
 
 /*
+ * safe_open__file() for name, one path component (no '/', not "." or
+ * ".."; -EINVAL otherwise), in the open directory dirfd: a directory
+ * opened once and read many times (the window files of a directory) needs
+ * no path resolved again.  opts' root, proc_root and proc_link are not
+ * used.  An fd or -errno.
+ */
+int safe_open__file_at(int dirfd, const char *name, const struct safe_open_opts *opts,
+		       struct safe_open_info *info);
+
+/*
  * The checks of safe_open__file() on a descriptor opened elsewhere; fd
  * stays open either way.  0 or -errno as above.
  */

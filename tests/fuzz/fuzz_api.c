@@ -81,6 +81,16 @@ static void fuzz_route(const uint8_t *data, size_t len)
 		return;
 	ret = api__route(method, path, &r, err, sizeof(err));
 	check(ret == 0 || ret == -ENOENT || ret == -EPERM || ret == -EINVAL || ret == -ENOMEM);
+	/* the same bytes as GET /v1/profiles' query */
+	{
+		struct api_profiles_req q;
+		enum api_code code;
+		int qret = api__parse_profiles_query(path, 1796333100, &q, &code, err, sizeof(err));
+
+		check(qret == 0 || (qret == -EINVAL && api__status(code) == 400));
+		check(qret || (clean_name(q.script) && (!q.version[0] || clean_name(q.version)) &&
+			       q.from_s < q.until_s));
+	}
 	if (ret || r.kind != API_ROUTE_PROFILE) {
 		check(!r.script && !r.version && !r.account);
 		free(path);

@@ -149,6 +149,84 @@ static void test_routes_other(void **state)
 	assert_int_equal(api__route("GET", "/favicon.ico", &r, err, sizeof(err)), 0);
 	assert_int_equal(r.kind, API_ROUTE_NO_CONTENT);
 	assert_int_equal(api__route("PUT", "/favicon.ico", &r, err, sizeof(err)), -EPERM);
+	assert_int_equal(api__route("GET", "/v1/profiles", &r, err, sizeof(err)), 0);
+	assert_int_equal(r.kind, API_ROUTE_PROFILES);
+	assert_int_equal(api__route("GET", "/v1/profiles?script=alpha", &r, err, sizeof(err)), 0);
+	assert_int_equal(r.kind, API_ROUTE_PROFILES);
+	assert_int_equal(api__route("HEAD", "/v1/profiles", &r, err, sizeof(err)), 0);
+	assert_int_equal(api__route("POST", "/v1/profiles", &r, err, sizeof(err)), -EPERM);
+	assert_string_equal(r.allow, "GET, HEAD");
+	assert_int_equal(api__route("GET", "/v1/profiles/x", &r, err, sizeof(err)), -ENOENT);
+}
+
+#define NOW 1796333100LL	/* 2026-12-03T21:25:00Z */
+
+static void test_profiles_query(void **state)
+{
+	static const struct {
+		const char *query;
+		int code;		/* 0: accepted */
+		const char *script, *version;
+		int64_t from, until;
+	} cases[] = {
+		{ "script=alpha", 0, "alpha", "", NOW - 3600, NOW },
+		{ "script=alpha&version=f6adb5d816f5&from=-15m", 0, "alpha", "f6adb5d816f5",
+		  NOW - 900, NOW },
+		{ "from=2026-12-03T20%3A25%3A00Z&until=1796330000&script=al%2Fpha", 0, "al/pha", "",
+		  NOW - 3600, 1796330000 },
+		/* form encoding: '+' is a space; an offset's '+' travels as %2B */
+		{ "script=my+worker&from=2026-12-03T21:25:00%2B01:00", 0, "my worker", "",
+		  NOW - 3600 /* 20:25Z */, NOW },
+		{ "script=alpha&x=1&&flag&from=now&until=now", API_E_RANGE, NULL, NULL, 0, 0 },
+		{ "script=alpha&unknown=%zz", 0, "alpha", "", NOW - 3600, NOW },
+		{ "", API_E_MISSING, NULL, NULL, 0, 0 },
+		{ "script", API_E_MISSING, NULL, NULL, 0, 0 },
+		{ "script=&version=1", API_E_MISSING, NULL, NULL, 0, 0 },
+		{ "version=1&from=-1h", API_E_MISSING, NULL, NULL, 0, 0 },
+		{ "script=a&script=b", API_E_BAD_PATH, NULL, NULL, 0, 0 },
+		{ "script=a%0ab", API_E_BAD_PATH, NULL, NULL, 0, 0 },
+		{ "script=a%2", API_E_BAD_PATH, NULL, NULL, 0, 0 },
+		{ "script=alpha&from=yesterday", API_E_BAD_TYPE, NULL, NULL, 0, 0 },
+		{ "script=alpha&until=2026-12-03T21:25:00+01:00", API_E_BAD_TYPE, NULL, NULL, 0, 0 },
+		{ "script=alpha&from=-1h&until=-2h", API_E_RANGE, NULL, NULL, 0, 0 },
+	};
+	struct api_profiles_req req;
+	enum api_code code;
+	char err[256], big[3200];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = api__parse_profiles_query(cases[i].query, NOW, &req, &code, err,
+						    sizeof(err));
+
+		if (!cases[i].code) {
+			if (ret)
+				fail_msg("'%s' refused: %s", cases[i].query, err);
+			assert_string_equal(req.script, cases[i].script);
+			assert_string_equal(req.version, cases[i].version);
+			assert_int_equal(req.from_s, cases[i].from);
+			assert_int_equal(req.until_s, cases[i].until);
+			continue;
+		}
+		if (ret != -EINVAL || (int)code != cases[i].code)
+			fail_msg("'%s': %d code %d, want code %d", cases[i].query, ret, (int)code,
+				 cases[i].code);
+		assert_true(err[0] != '\0');
+	}
+	assert_int_equal(api__parse_profiles_query(NULL, NOW, &req, &code, err, sizeof(err)),
+			 -EINVAL);
+	assert_int_equal(code, API_E_MISSING);
+	/* a name longer than a path segment may be */
+	memcpy(big, "script=", 7);
+	memset(big + 7, 'a', API_SEGMENT_MAX + 1);
+	big[7 + API_SEGMENT_MAX + 1] = '\0';
+	assert_int_equal(api__parse_profiles_query(big, NOW, &req, &code, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "longer than"));
+	big[7 + API_SEGMENT_MAX] = '\0';
+	assert_int_equal(api__parse_profiles_query(big, NOW, &req, &code, err, sizeof(err)), 0);
+	assert_int_equal(strlen(req.script), API_SEGMENT_MAX);
+	assert_int_equal(api__status(API_E_NO_WINDOWS), 404);
 }
 
 struct body_case {
@@ -724,6 +802,7 @@ int main(void)
 		cmocka_unit_test(test_route_errors),
 		cmocka_unit_test(test_route_long_segment),
 		cmocka_unit_test(test_routes_other),
+		cmocka_unit_test(test_profiles_query),
 		cmocka_unit_test(test_body),
 		cmocka_unit_test(test_body_depth),
 		cmocka_unit_test(test_envelope),

@@ -80,6 +80,41 @@ static void test_types(void **state)
 	expect(file, NULL, -ENOENT, "no such file");
 }
 
+/* The same refusals for a name in an open directory, and names that are no file's. */
+static void test_file_at(void **state)
+{
+	struct safe_open_opts cap = { .max_bytes = 4 };
+	struct safe_open_info info;
+	char file[512], fifo[512], link[512];
+	int dirfd, fd;
+
+	in_dir(file, sizeof(file), state, "w.pb.gz");
+	in_dir(fifo, sizeof(fifo), state, "fifo");
+	in_dir(link, sizeof(link), state, "link");
+	put(file, "12345678");
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	assert_int_equal(symlink(file, link), 0);
+	dirfd = open((const char *)*state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dirfd >= 0);
+
+	fd = safe_open__file_at(dirfd, "w.pb.gz", NULL, &info);
+	assert_true(fd >= 0);
+	assert_string_equal(info.why, "");
+	close(fd);
+	assert_int_equal(safe_open__file_at(dirfd, "w.pb.gz", &cap, &info), -EFBIG);
+	assert_non_null(strstr(info.why, "larger than"));
+	assert_int_equal(safe_open__file_at(dirfd, "fifo", NULL, &info), -EINVAL);
+	assert_non_null(strstr(info.why, "a FIFO"));
+	assert_int_equal(safe_open__file_at(dirfd, "link", NULL, &info), -ELOOP);
+	assert_non_null(strstr(info.why, "symlink refused"));
+	assert_int_equal(safe_open__file_at(dirfd, "missing", NULL, &info), -ENOENT);
+	assert_int_equal(safe_open__file_at(dirfd, ".", NULL, &info), -EINVAL);
+	assert_int_equal(safe_open__file_at(dirfd, "..", NULL, &info), -EINVAL);
+	assert_int_equal(safe_open__file_at(dirfd, "", NULL, &info), -EINVAL);
+	assert_int_equal(safe_open__file_at(dirfd, "../w.pb.gz", NULL, &info), -EINVAL);
+	close(dirfd);
+}
+
 static void test_size_cap(void **state)
 {
 	struct safe_open_opts o = { .max_bytes = 256ull << 20 };
@@ -253,6 +288,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_types, make_dir, remove_dir),
+		cmocka_unit_test_setup_teardown(test_file_at, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_size_cap, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_identity, make_dir, remove_dir),
 		cmocka_unit_test_setup_teardown(test_owner, make_dir, remove_dir),

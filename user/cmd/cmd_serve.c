@@ -22,10 +22,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/safe_open.h"
 #include "lib/sha256.h"
 #include "user/cmd/commands.h"
 #include "user/cmd/options.h"
 #include "user/serve/privsep.h"
+#include "user/report/window_files.h"
 #include "user/serve/server.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:8787"
@@ -61,6 +63,7 @@ struct serve_env {
 	unsigned int child_memory_mb;
 	bool no_gc_probes;
 	const char *source_maps;
+	const char *out_dir;
 };
 
 static const struct argp_option serve_options[] = {
@@ -82,6 +85,9 @@ static const struct argp_option serve_options[] = {
 	{ "source-maps", OPT_SOURCE_MAPS, "DIR", 0,
 	  "Captures also look for scripts' source maps in DIR (record --source-maps; "
 	  "docs/source-maps.md)", 0 },
+	{ "out-dir", 'O', "DIR", 0,
+	  "Answer GET /v1/profiles?script=NAME with the merged windows `isoprof continuous "
+	  "--out-dir DIR` keeps there; DIR must be readable by --user", 0 },
 	{ "no-gc-probes", OPT_NO_GC_PROBES, NULL, 0,
 	  "Captures without uprobes on V8's garbage collector (record --no-gc-probes)", 0 },
 	{ 0 },
@@ -123,6 +129,11 @@ static error_t serve_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_GC_PROBES:
 		env->no_gc_probes = true;
+		break;
+	case 'O':
+		if (!*arg)
+			argp_error(state, "--out-dir needs a directory");
+		env->out_dir = arg;
 		break;
 	case OPT_RATE_LIMIT:
 		snprintf(buf, sizeof(buf), "%s", arg);
@@ -357,6 +368,58 @@ static int listen_unix(const char *path, struct stat *out, char *err, size_t err
 	return fd;
 }
 
+/*
+ * --out-dir, opened as the unprivileged server reads it from now on: a
+ * directory it cannot list, or whose newest window it cannot open, would
+ * answer every GET /v1/profiles with an error, so the daemon does not
+ * start.  An fd, or -1 after saying why.
+ */
+static int open_windows(const char *dir, const char *user, bool root)
+{
+	struct safe_open_info info;
+	struct window_file *files;
+	char who[96];
+	size_t n;
+	int fd, err, probe;
+
+	if (root)
+		snprintf(who, sizeof(who), "the server runs as %s (uid %u), which", user,
+			 (unsigned int)getuid());
+	else
+		snprintf(who, sizeof(who), "uid %u", (unsigned int)getuid());
+	fd = safe_open__dir(dir, NULL, &info);
+	if (fd < 0) {
+		fprintf(stderr, "isoprof: --out-dir %s: %s cannot open it: %s%s\n", dir, who,
+			info.why[0] ? info.why : strerror(-fd),
+			fd == -EACCES ? " (make it readable: chmod o+rx, or chgrp to a group of "
+					"--user and chmod g+rx)" : "");
+		return -1;
+	}
+	/* without search (x) permission a listing shows names but no file */
+	err = faccessat(fd, ".", R_OK | X_OK, 0) ? -errno : window_files__list(fd, &files, &n);
+	if (err) {
+		fprintf(stderr, "isoprof: --out-dir %s: %s cannot list it: %s%s\n", dir, who,
+			strerror(-err), err == -EACCES ? " (make it readable: chmod o+rx, or chgrp "
+			"to a group of --user and chmod g+rx)" : "");
+		close(fd);
+		return -1;
+	}
+	if (n) {
+		probe = safe_open__file_at(fd, files[n - 1].name, NULL, &info);
+		if (probe == -EACCES) {
+			fprintf(stderr, "isoprof: --out-dir %s: %s cannot read its windows (%s: %s)\n",
+				dir, who, files[n - 1].name, strerror(EACCES));
+			window_files__free(files, n);
+			close(fd);
+			return -1;
+		}
+		if (probe >= 0)
+			close(probe);
+	}
+	window_files__free(files, n);
+	return fd;
+}
+
 /* Closing the control socket stops the helper, which stops its children first. */
 static void stop_helper(int ctl, pid_t pid)
 {
@@ -377,7 +440,9 @@ int cmd_serve(int argc, char **argv)
 		.doc = "Serve the on-demand profiling API (docs/daemon.md) and the capture page.\v"
 		       "POST /accounts/ACCOUNT/workers/workers/SCRIPT/versions/VERSION/profile "
 		       "with {\"duration_ms\": N, \"profile_type\": \"cpu\"|\"heap\"} runs "
-		       "`isoprof record` on that script and returns its pprof; GET /v1/targets is "
+		       "`isoprof record` on that script and returns its pprof; with --out-dir, GET "
+		       "/v1/profiles?script=NAME&from=-1h merges the windows kept there; "
+		       "GET /v1/targets is "
 		       "`isoprof targets --json`; GET / is the web page.  See docs/daemon.md.",
 	};
 	uint8_t token_digest[SHA256_DIGEST_LEN];
@@ -472,6 +537,15 @@ int cmd_serve(int argc, char **argv)
 		return ret == -ENOENT || ret == -EPERM ? 2 : 1;
 	}
 	so.helper = ctl;
+	if (env.out_dir) {
+		so.windows_dir = open_windows(env.out_dir, env.user, root);
+		if (so.windows_dir < 0) {
+			close(lfd);
+			stop_helper(ctl, helper);
+			return 2;
+		}
+		so.has_windows = true;
+	}
 
 	srv = server__start(&so);
 	if (!srv) {

@@ -18,6 +18,7 @@ int cmd_flame(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 
 /* Set by main() to the full command line, for profile comments. */
 extern const char *isoprof_command_line;

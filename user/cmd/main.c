@@ -41,6 +41,8 @@ static const struct {
 	  FILE_TOOL | WRITES },
 	{ "crosscheck", cmd_crosscheck, "compare an isoprof profile with V8's own profile",
 	  FILE_TOOL },
+	{ "merge", cmd_merge, "merge profiles: the windows continuous --out-dir kept, by script "
+	  "and time", FILE_TOOL | WRITES },
 	{ "flame", cmd_flame, "write an interactive flamegraph (HTML) or a static SVG",
 	  FILE_TOOL | WRITES },
 	{ "serve", cmd_serve, "serve the on-demand profiling API and the capture page", 0 },

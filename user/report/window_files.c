@@ -73,13 +73,14 @@ int window_files__parse(const char *name, struct window_file *out)
 	secs = strtoull(fields[1], &end, 10);
 	if (errno || end != fields[2] - 2 || *end != 's' || !secs || secs > 86400)
 		return -EINVAL;
-	if (fields[3] - fields[2] < 2 || fields[5] - fields[4] < 2)
+	if (fields[3] - fields[2] < 2 || fields[4] - fields[3] < 2 || fields[5] - fields[4] < 2)
 		return -EINVAL;
 	out->until_s = out->from_s + secs;
 	out->script = strndup(fields[2], (size_t)(fields[3] - fields[2] - 1));
+	out->version = strndup(fields[3], (size_t)(fields[4] - fields[3] - 1));
 	out->isolate = strndup(fields[4], (size_t)(fields[5] - fields[4] - 1));
 	out->name = strdup(name);
-	if (!out->script || !out->isolate || !out->name) {
+	if (!out->script || !out->version || !out->isolate || !out->name) {
 		window_file__release(out);
 		return -ENOMEM;
 	}
@@ -146,6 +147,7 @@ void window_file__release(struct window_file *f)
 {
 	free(f->name);
 	free(f->script);
+	free(f->version);
 	free(f->isolate);
 	memset(f, 0, sizeof(*f));
 }

@@ -30,6 +30,7 @@ struct window_file {
 	char *name;			/* in the directory */
 	uint64_t from_s, until_s;	/* unix seconds */
 	char *script;			/* as in the name (made safe) */
+	char *version;			/* as in the name (made safe) */
 	char *isolate;			/* "0x...", or "none" */
 	uint64_t bytes;
 };

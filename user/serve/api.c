@@ -15,6 +15,7 @@
 #include "lib/json.h"
 #include "lib/sha256.h"
 #include "lib/textscan.h"
+#include "lib/timetext.h"
 #include "lib/utf8.h"
 #include "user/record_exit.h"
 #include "user/report/web_assets.h"
@@ -39,6 +40,7 @@ static const struct {
 	{ API_E_FORBIDDEN_ORIGIN, 403 },
 	{ API_E_NOT_FOUND, 404 },
 	{ API_E_NO_ROUTE, 404 },
+	{ API_E_NO_WINDOWS, 404 },
 	{ API_E_METHOD, 405 },
 	{ API_E_NO_SAMPLES, 409 },
 	{ API_E_TOO_LARGE, 413 },
@@ -177,6 +179,11 @@ int api__route(const char *method, const char *path, struct api_route *route,
 
 	if (plen == strlen("/v1/targets") && !memcmp(path, "/v1/targets", plen)) {
 		route->kind = API_ROUTE_TARGETS;
+		route->allow = "GET, HEAD";
+		return method_is(method, "GET", "HEAD") ? 0 : -EPERM;
+	}
+	if (plen == strlen("/v1/profiles") && !memcmp(path, "/v1/profiles", plen)) {
+		route->kind = API_ROUTE_PROFILES;
 		route->allow = "GET, HEAD";
 		return method_is(method, "GET", "HEAD") ? 0 : -EPERM;
 	}
@@ -416,6 +423,101 @@ int api__parse_profile_body(const char *body, size_t len, struct api_profile_req
 		ret = parse_actor(root, req, code, err, errlen);
 	json_object_put(root);
 	return ret;
+}
+
+/* One form-encoded query value: '+' is a space; otherwise as a path segment. */
+static int decode_form(const char *s, size_t len, char *out, size_t outlen)
+{
+	char buf[3 * API_SEGMENT_MAX + 1];
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, s, len);
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '+')
+			buf[i] = ' ';
+	return api__decode_segment(buf, len, out, outlen);
+}
+
+static int parse_time_param(const char *name, const char *value, int64_t now_s, int64_t *out,
+			    enum api_code *code, char *err, size_t errlen)
+{
+	if (!timetext__parse(value, now_s, out))
+		return 0;
+	return fail(code, API_E_BAD_TYPE, err, errlen,
+		    "%s must be RFC 3339 UTC (2026-12-03T21:25:00Z), unix seconds, or a time "
+		    "before now (-1h, -15m)", name);
+}
+
+int api__parse_profiles_query(const char *query, int64_t now_s, struct api_profiles_req *req,
+			       enum api_code *code, char *err, size_t errlen)
+{
+	static const char *const names[] = { "script", "version", "from", "until" };
+	char value[API_SEGMENT_MAX + 1], key[16];
+	bool seen[4] = { false };
+	const char *p = query ? query : "";
+	int ret;
+
+	memset(req, 0, sizeof(*req));
+	*code = API_E_BAD_PATH;
+	if (err && errlen)
+		err[0] = '\0';
+	req->until_s = now_s;
+	req->from_s = now_s - API_DEFAULT_SPAN_S;
+	while (*p) {
+		size_t len = strcspn(p, "&"), klen = strcspn(p, "=");
+		size_t vlen = klen < len ? len - klen - 1 : 0;
+		int which = -1;
+
+		if (klen > len)
+			klen = len;
+		if (len && decode_form(p, klen, key, sizeof(key)) == 0)
+			for (int i = 0; i < 4; i++)
+				if (!strcmp(key, names[i]))
+					which = i;
+		if (which >= 0) {
+			if (seen[which])
+				return fail(code, API_E_BAD_PATH, err, errlen,
+					    "%s is given twice", names[which]);
+			seen[which] = true;
+			ret = decode_form(klen < len ? p + klen + 1 : "", vlen, value,
+					  sizeof(value));
+			if (ret == -ENAMETOOLONG)
+				return fail(code, API_E_BAD_PATH, err, errlen,
+					    "%s is longer than %d bytes", names[which],
+					    API_SEGMENT_MAX);
+			if (ret)
+				return fail(code, API_E_BAD_PATH, err, errlen,
+					    "bad percent-encoding or a control character in %s",
+					    names[which]);
+			switch (which) {
+			case 0:
+				memcpy(req->script, value, strlen(value) + 1);
+				break;
+			case 1:
+				memcpy(req->version, value, strlen(value) + 1);
+				break;
+			case 2:
+			case 3:
+				ret = parse_time_param(names[which], value, now_s,
+						       which == 2 ? &req->from_s : &req->until_s,
+						       code, err, errlen);
+				if (ret)
+					return ret;
+				break;
+			}
+		}
+		p += len;
+		if (*p == '&')
+			p++;
+	}
+	if (!req->script[0])
+		return fail(code, API_E_MISSING, err, errlen,
+			    "script is required: GET /v1/profiles?script=NAME[&version=V]"
+			    "[&from=T][&until=T]");
+	if (req->from_s >= req->until_s)
+		return fail(code, API_E_RANGE, err, errlen, "from must be before until");
+	return 0;
 }
 
 /* Add v (owned from here on, NULL is an allocation that failed) under key. */

@@ -10,6 +10,7 @@
  * Routes (api__route):
  *   POST /accounts/{account}/workers/workers/{script}/versions/{version}/profile
  *   GET|HEAD /v1/targets
+ *   GET|HEAD /v1/profiles (the query: api__parse_profiles_query())
  *   GET|HEAD any path web_assets__find() knows ("/" is the page)
  *   GET|HEAD /favicon.ico (204: browsers ask for it, the page has none)
  *   The path is split on '/' first, then each segment is percent-decoded,
@@ -24,6 +25,14 @@
  * and actor_id (both or neither; actor_id is 64 hex digits).  A null
  * optional field counts as absent; unknown fields are ignored.  Returns 0,
  * or -EINVAL with *code set and a one-line message in err.
+ *
+ * Query (api__parse_profiles_query): the windows serve --out-dir keeps,
+ * "script=NAME[&version=V][&from=T][&until=T]" as a form encodes it
+ * ('+' is a space, %XX a byte; no control characters), T as
+ * lib/timetext.h reads it against now_s; from defaults to an hour before
+ * now_s, until to now_s, and from must be before until.  Unknown
+ * parameters are ignored; one given twice is an error.  Returns 0, or
+ * -EINVAL with *code set and a one-line message in err.
  *
  * Errors: each kind has a stable code (>= 10000, enum api_code) and an HTTP
  * status (api__status()).  api__envelope() returns the malloc()ed failure
@@ -50,7 +59,7 @@ enum api_code {
 	API_E_BAD_JSON = 10001,		/* 400: body is not a JSON object */
 	API_E_BAD_TYPE = 10002,		/* 400: a field has the wrong type */
 	API_E_RANGE = 10003,		/* 400: a value out of range */
-	API_E_MISSING = 10004,		/* 400: duration_ms missing */
+	API_E_MISSING = 10004,		/* 400: duration_ms (or the query's script) missing */
 	API_E_ACTOR = 10005,		/* 400: namespace_id/actor_id */
 	API_E_BAD_PATH = 10006,		/* 400: bad percent-encoding in the path */
 	API_E_USAGE = 10007,		/* 400: record refused its arguments */
@@ -59,6 +68,7 @@ enum api_code {
 	API_E_FORBIDDEN_ORIGIN = 10012,	/* 403: Host/Origin not loopback (no token) */
 	API_E_NOT_FOUND = 10020,	/* 404: unknown script or version */
 	API_E_NO_ROUTE = 10021,		/* 404: no such path */
+	API_E_NO_WINDOWS = 10023,	/* 404: no kept window of that script in that time */
 	API_E_METHOD = 10022,		/* 405 */
 	API_E_NO_SAMPLES = 10030,	/* 409: no isolate or no executions */
 	API_E_TOO_LARGE = 10040,	/* 413 */
@@ -75,6 +85,7 @@ enum api_code {
 enum api_route_kind {
 	API_ROUTE_PROFILE,
 	API_ROUTE_TARGETS,
+	API_ROUTE_PROFILES,		/* GET /v1/profiles: kept windows, merged */
 	API_ROUTE_ASSET,
 	API_ROUTE_NO_CONTENT,		/* /favicon.ico: the page has none */
 };
@@ -100,6 +111,14 @@ struct api_profile_req {
 	char actor_id[API_ACTOR_ID_LEN + 1];
 };
 
+#define API_DEFAULT_SPAN_S 3600	/* GET /v1/profiles without from: the last hour */
+
+struct api_profiles_req {
+	char script[API_SEGMENT_MAX + 1];
+	char version[API_SEGMENT_MAX + 1];	/* "" when not given */
+	int64_t from_s, until_s;		/* unix seconds, from_s < until_s */
+};
+
 /* HTTP status of an error kind; 500 for an unknown code. */
 unsigned int api__status(enum api_code code);
 
@@ -121,6 +140,9 @@ int api__decode_segment(const char *seg, size_t len, char *out, size_t outlen);
 
 int api__parse_profile_body(const char *body, size_t len, struct api_profile_req *req,
 			    enum api_code *code, char *err, size_t errlen);
+
+int api__parse_profiles_query(const char *query, int64_t now_s, struct api_profiles_req *req,
+			       enum api_code *code, char *err, size_t errlen);
 
 char *api__envelope(enum api_code code, const char *message);
 

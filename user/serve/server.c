@@ -22,14 +22,18 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <microhttpd.h>
 
 #include "lib/fileio.h"
 #include "lib/monotime.h"
+#include "lib/timetext.h"
+#include "proto/pprof_merge.h"
 #include "user/record_exit.h"
 #include "user/report/web_assets.h"
+#include "user/report/window_merge.h"
 #include "user/serve/api.h"
 #include "user/serve/auth_backoff.h"
 #include "user/serve/daemon.h"
@@ -87,6 +91,10 @@ struct server {
 	pthread_mutex_t log_lock;
 	uint64_t log_second;
 	unsigned int log_lines, log_dropped;
+
+	bool has_windows;
+	int windows_dir;
+	pthread_mutex_t merge_lock;	/* one merge of kept windows at a time */
 };
 
 struct request {
@@ -290,6 +298,131 @@ static enum MHD_Result serve_targets(struct server *srv, struct MHD_Connection *
 		return send_error(conn, req, API_E_INTERNAL, "isoprof targets wrote nothing");
 	MHD_add_response_header(r, "Content-Type", "application/json");
 	MHD_add_response_header(r, "Cache-Control", "no-store");
+	return queue(conn, req, 200, r);
+}
+
+/* ---- kept windows ------------------------------------------------------- */
+
+#define QUERY_MAX 8192
+
+struct query_buf {
+	char s[QUERY_MAX];
+	size_t len;
+	bool too_long;
+};
+
+/*
+ * The query as sent, again: libmicrohttpd has split it into arguments (with
+ * '+' already a space, and no other decoding: keep_escaped()), which
+ * api__parse_profiles_query() takes joined.
+ */
+static enum MHD_Result join_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				const char *value)
+{
+	struct query_buf *q = cls;
+	int n;
+
+	(void)kind;
+	n = snprintf(q->s + q->len, sizeof(q->s) - q->len, "%s%s%s%s", q->len ? "&" : "", key,
+		     value ? "=" : "", value ? value : "");
+	if (n < 0 || (size_t)n >= sizeof(q->s) - q->len) {
+		q->too_long = true;
+		return MHD_NO;
+	}
+	q->len += (size_t)n;
+	return MHD_YES;
+}
+
+struct skip_note {
+	size_t skipped;
+	char first[160];
+};
+
+static void skip_note(void *ctx, const char *name, const char *why)
+{
+	struct skip_note *n = ctx;
+
+	if (!n->skipped++)
+		snprintf(n->first, sizeof(n->first), "%s: %s", name, why);
+}
+
+static enum MHD_Result serve_windows(struct server *srv, struct MHD_Connection *conn,
+				     struct request *req)
+{
+	struct api_profiles_req q;
+	struct window_select sel;
+	struct skip_note sn = { 0 };
+	struct query_buf *qb;
+	struct pprof_merge *m;
+	struct MHD_Response *r;
+	char msg[API_MESSAGE_MAX], disp[128], part[64], num[24];
+	size_t matched = 0, merged = 0, len;
+	enum api_code code;
+	const char *accept;
+	uint8_t *data = NULL;
+	bool raw;
+	int ret;
+
+	if (!srv->has_windows)
+		return send_error(conn, req, API_E_NO_ROUTE,
+				  "this daemon keeps no windows: it was started without --out-dir");
+	qb = calloc(1, sizeof(*qb));
+	if (!qb)
+		return MHD_NO;
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, join_arg, qb);
+	if (qb->too_long) {
+		free(qb);
+		return send_error(conn, req, API_E_BAD_PATH, "the query is too long");
+	}
+	ret = api__parse_profiles_query(qb->s, (int64_t)time(NULL), &q, &code, msg, sizeof(msg));
+	free(qb);
+	if (ret)
+		return send_error(conn, req, code, msg);
+	accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
+	raw = accept && strcasestr(accept, RAW_TYPE);
+	sel = (struct window_select){ .script = q.script, .version = q.version[0] ? q.version : NULL,
+				      .from_s = q.from_s, .until_s = q.until_s };
+
+	m = pprof_merge__new();
+	if (!m)
+		return MHD_NO;
+	pthread_mutex_lock(&srv->merge_lock);
+	ret = window_merge__dir(m, srv->windows_dir, &sel, &matched, &merged, skip_note, &sn, msg,
+				sizeof(msg));
+	if (!ret && merged)
+		ret = pprof_merge__serialize(m, !raw, &data, &len);
+	pthread_mutex_unlock(&srv->merge_lock);
+	pprof_merge__free(m);
+
+	snprintf(req->note, sizeof(req->note), "merged %zu of %zu windows%s%.40s", merged, matched,
+		 sn.skipped ? "; skipped " : "", sn.first);
+	if (ret == -ENOMEM)
+		return send_error(conn, req, API_E_INTERNAL, "out of memory");
+	if (ret)
+		return send_error(conn, req, API_E_INTERNAL, msg);
+	if (!merged) {
+		char from[TIMETEXT_RFC3339_LEN], until[TIMETEXT_RFC3339_LEN];
+
+		timetext__rfc3339(q.from_s, from, sizeof(from));
+		timetext__rfc3339(q.until_s, until, sizeof(until));
+		snprintf(msg, sizeof(msg), "no window of script %.200s%s%.100s from %s to %s%s", q.script,
+			 q.version[0] ? " version " : "", q.version, from, until,
+			 matched ? " could be read" : "");
+		return send_error(conn, req, API_E_NO_WINDOWS, msg);
+	}
+	r = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(data);
+		return MHD_NO;
+	}
+	fileio__name_part(q.script, part, sizeof(part));
+	snprintf(disp, sizeof(disp), "attachment; filename=\"%s-cpu%s\"", part,
+		 raw ? ".pb" : ".pb.gz");
+	snprintf(num, sizeof(num), "%zu", merged);
+	MHD_add_response_header(r, "Content-Type", raw ? RAW_TYPE : "application/octet-stream");
+	MHD_add_response_header(r, "Content-Disposition", disp);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Isoprof-Windows", num);
 	return queue(conn, req, 200, r);
 }
 
@@ -542,6 +675,8 @@ static enum MHD_Result start_request(struct server *srv, struct MHD_Connection *
 			     MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
 	case API_ROUTE_TARGETS:
 		return serve_targets(srv, conn, req);
+	case API_ROUTE_PROFILES:
+		return serve_windows(srv, conn, req);
 	default:
 		break;
 	}
@@ -770,6 +905,9 @@ static void server__free(struct server *srv)
 	auth_backoff__free(srv->backoff);
 	pthread_mutex_destroy(&srv->watch_lock);
 	pthread_mutex_destroy(&srv->log_lock);
+	pthread_mutex_destroy(&srv->merge_lock);
+	if (srv->has_windows)
+		close(srv->windows_dir);
 	free(srv);
 }
 
@@ -792,6 +930,9 @@ struct server *server__start(const struct server_opts *o)
 	atomic_init(&srv->reaper_stop, false);
 	pthread_mutex_init(&srv->watch_lock, NULL);
 	pthread_mutex_init(&srv->log_lock, NULL);
+	pthread_mutex_init(&srv->merge_lock, NULL);
+	srv->has_windows = o->has_windows;
+	srv->windows_dir = o->windows_dir;
 	srv->admit = daemon_admit__new(o->max_captures, o->rate_burst, o->rate_window_s);
 	srv->backoff = auth_backoff__new(BACKOFF_ENTRIES);
 	if (!srv->admit || !srv->backoff)

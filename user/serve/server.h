@@ -9,6 +9,10 @@
  * child and needs no privilege: when the daemon starts as root, it runs
  * as an unprivileged user.
  *
+ * GET /v1/profiles merges kept windows here, in this process (no helper,
+ * no child: the files are read as the unprivileged user), one merge at a
+ * time so that memory holds one merged profile whatever the clients do.
+ *
  * A thread per connection: a capture holds its connection's thread for up
  * to the window plus a grace period while the others carry on.  The
  * threads inherit the caller's signal mask: block the signals the program
@@ -35,6 +39,7 @@
 #ifndef ISOPROF_SERVE_SERVER_H
 #define ISOPROF_SERVE_SERVER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -55,6 +60,13 @@ struct server_opts {
 	unsigned int rate_window_s;
 	int helper;			/* the control socket (privsep__start()) */
 	FILE *log;
+	/*
+	 * serve --out-dir: the directory of kept windows (window_files.h),
+	 * opened by this unprivileged process; GET /v1/profiles merges them.
+	 * The server closes it (also when server__start() fails).  has_windows false: that route answers 404.
+	 */
+	bool has_windows;
+	int windows_dir;
 };
 
 struct server;
