@@ -49,6 +49,7 @@ struct perfmap {
 	 */
 	uint64_t want_pages[PERFMAP_PAGE_BITS / 64];
 	bool rescan;
+	uint64_t rescans;	/* times the filter grew past what was kept */
 	size_t unindexed;	/* entries added since the last reindex */
 
 	size_t added;		/* entries added by the current call */
@@ -301,9 +302,57 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-int perfmap__want(struct perfmap *pm, const uint64_t *addrs, size_t n)
+/*
+ * The owners of the filter after it grew: an address it had keeps its
+ * owner; a new one that an entry already kept covers gets that entry
+ * (the map need not be read again for it).  false when a new address is
+ * covered by nothing kept: an earlier read may have dropped the line
+ * naming it, so the map is read again from its start (tail_only: new
+ * addresses that only later lines may name; true then).
+ *
+ * A line read earlier that covers a new address but none wanted then was
+ * dropped; if it is newer than the kept entry that covers the address
+ * (code at a reused address, overlapping only part of the kept entry),
+ * the address keeps the older name until the map is read from its start
+ * again.  Rare, and the price of not rereading a map of a thousand
+ * isolates (hundreds of MB) each time a sample lands at a new address.
+ */
+static bool owners_follow(struct perfmap *pm, const uint64_t *old_want,
+			  const struct want_owner *old_owner, size_t old, bool tail_only)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < pm->nr_want; i++) {
+		struct code_entry e;
+
+		while (j < old && old_want[j] < pm->want[i])
+			j++;
+		if (j < old && old_want[j] == pm->want[i]) {
+			pm->owner[i] = old_owner[j];
+			continue;
+		}
+		if (code_index__lookup(pm->code, pm->want[i], &e)) {
+			if (!tail_only)
+				return false;
+			pm->owner[i] = (struct want_owner){ 0 };
+			continue;
+		}
+		pm->owner[i] = (struct want_owner){
+			.start = e.start,
+			.size = e.size,
+			.name_hash = name_hash(e.name, e.name_len),
+			.name_len = e.name_len,
+		};
+	}
+	return true;
+}
+
+static int want(struct perfmap *pm, const uint64_t *addrs, size_t n, bool tail_only)
 {
 	size_t total = pm->nr_want + n, k = 0, old = pm->nr_want;
+	struct want_owner *old_owner = NULL;
+	uint64_t *old_want = NULL;
+	bool followed;
 
 	/* what an unfiltered read kept is more than asked for: start over */
 	if (!pm->filtered && perfmap__count(pm))
@@ -322,6 +371,15 @@ int perfmap__want(struct perfmap *pm, const uint64_t *addrs, size_t n)
 		pm->owner = o;
 		pm->owner_cap = pm->want_cap;
 	}
+	/* the owners are by position: kept aside while the filter is sorted */
+	if (!pm->rescan && old && perfmap__count(pm)) {
+		old_want = malloc(old * sizeof(*old_want));
+		old_owner = malloc(old * sizeof(*old_owner));
+		if (old_want && old_owner) {
+			memcpy(old_want, pm->want, old * sizeof(*old_want));
+			memcpy(old_owner, pm->owner, old * sizeof(*old_owner));
+		}
+	}
 	memcpy(pm->want + old, addrs, n * sizeof(*addrs));
 	qsort(pm->want, total, sizeof(*pm->want), cmp_u64);
 	for (size_t i = 0; i < total; i++)
@@ -334,10 +392,28 @@ int perfmap__want(struct perfmap *pm, const uint64_t *addrs, size_t n)
 
 		pm->want_pages[bit / 64] |= 1ULL << (bit % 64);
 	}
-	/* entries dropped by an earlier read may cover the new addresses */
-	if (k != old && (pm->lines || perfmap__count(pm)))
-		pm->rescan = true;
+	if (k != old && (pm->lines || perfmap__count(pm))) {
+		followed = (!old || (old_want && old_owner)) &&
+			   owners_follow(pm, old_want, old_owner, old, tail_only);
+		/* entries dropped by an earlier read may cover the new addresses */
+		if (!followed) {
+			pm->rescan = true;
+			pm->rescans++;
+		}
+	}
+	free(old_want);
+	free(old_owner);
 	return 0;
+}
+
+int perfmap__want(struct perfmap *pm, const uint64_t *addrs, size_t n)
+{
+	return want(pm, addrs, n, false);
+}
+
+int perfmap__want_tail(struct perfmap *pm, const uint64_t *addrs, size_t n)
+{
+	return want(pm, addrs, n, true);
 }
 
 int perfmap__hold(struct perfmap *pm)
@@ -449,6 +525,7 @@ void perfmap__stats(const struct perfmap *pm, struct perfmap_stats *st)
 	st->lines = pm->lines;
 	st->malformed = pm->malformed;
 	st->first_malformed_line = pm->first_malformed;
+	st->rescans = pm->rescans;
 	st->mem_bytes = sizeof(*pm) + code_index__mem_bytes(pm->code) +
 			pm->want_cap * sizeof(*pm->want);
 	if (pm->has_file) {

@@ -74,6 +74,7 @@ struct perfmap_stats {
 	uint64_t offset;	  /* bytes of the file consumed: whole lines only */
 	uint64_t bytes_read;	  /* bytes read from the file over all updates */
 	size_t restarts;	  /* times the file was found replaced or truncated */
+	uint64_t rescans;	  /* reads from the start because the filter grew */
 	size_t mem_bytes;	  /* heap held for entries, names and the index */
 };
 
@@ -126,10 +127,19 @@ int perfmap__parse_buf(struct perfmap *pm, const char *buf, size_t len);
  * From now on keep only the entries covering one of addrs[0..n) or of the
  * addresses wanted before (see above); n may be 0 (then nothing is kept
  * until addresses are wanted).  The next perfmap__update() reads from the
- * start when new addresses came, or an unfiltered read kept entries.
+ * start when a new address is covered by no entry kept (a new address
+ * inside a kept entry, a sample elsewhere in a function already named,
+ * costs no read), or an unfiltered read kept entries.
  * 0 or -ENOMEM (the filter is then unchanged).
  */
 int perfmap__want(struct perfmap *pm, const uint64_t *addrs, size_t n);
+
+/*
+ * perfmap__want() for addresses only lines not read yet can name (no
+ * mapping held them when the map was last read: code mapped since, or a
+ * frame walk's garbage): they never make the map read from its start.
+ */
+int perfmap__want_tail(struct perfmap *pm, const uint64_t *addrs, size_t n);
 
 /* Would a lookup of addr be answered (no filter, or addr is wanted)? */
 bool perfmap__wants(const struct perfmap *pm, uint64_t addr);

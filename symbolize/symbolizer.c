@@ -926,7 +926,7 @@ static void resolve_jit(struct symbolizer *s, struct uproc *p, uint64_t ip, bool
 	}
 	/* lazy_jit: an address nobody asked for costs a pass of its own */
 	if (!perfmap__wants(p->perfmap, ip)) {
-		if (perfmap__want(p->perfmap, &ip, 1))
+		if (in_anon ? perfmap__want(p->perfmap, &ip, 1) : perfmap__want_tail(p->perfmap, &ip, 1))
 			return;
 		p->perfmap_read = false;
 	}
@@ -984,7 +984,7 @@ int symbolizer__want_jit(struct symbolizer *s, pid_t pid, const uint64_t *ips, s
 {
 	struct uproc *p = find_proc(s, pid);
 	uint64_t *jit;
-	size_t k = 0;
+	size_t k = 0, nanon;
 	int err;
 
 	if (!p)
@@ -994,15 +994,30 @@ int symbolizer__want_jit(struct symbolizer *s, pid_t pid, const uint64_t *ips, s
 	jit = malloc(n * sizeof(*jit));
 	if (!jit)
 		return -ENOMEM;
+	/*
+	 * What resolve_user() sends to the perf map: addresses in anonymous
+	 * mappings first, then those in no mapping at all (JIT code mapped
+	 * since the maps were read, or a frame-pointer walk's garbage: new
+	 * ones every window, which must not make a map of hundreds of MB be
+	 * read again from its start each time).
+	 */
 	for (size_t j = 0; j < n; j++) {
 		size_t i = seg_pos(p, ips[j]);
 
-		/* what resolve_user() sends to the perf map */
-		if (i >= p->nr_segs || ips[j] < p->segs[i].start ||
+		if (i < p->nr_segs && ips[j] >= p->segs[i].start &&
 		    p->segs[i].map->kind == UMAP_ANON)
 			jit[k++] = ips[j];
 	}
-	err = perfmap__want(p->perfmap, jit, k);
+	nanon = k;
+	for (size_t j = 0; j < n; j++) {
+		size_t i = seg_pos(p, ips[j]);
+
+		if (i >= p->nr_segs || ips[j] < p->segs[i].start)
+			jit[k++] = ips[j];
+	}
+	err = perfmap__want(p->perfmap, jit, nanon);
+	if (!err)
+		err = perfmap__want_tail(p->perfmap, jit + nanon, k - nanon);
 	free(jit);
 	/* the next resolve reads: from the start when the filter grew */
 	if (!err && k)

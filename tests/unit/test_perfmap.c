@@ -502,6 +502,64 @@ static void test_want(void **state)
 	assert_string_equal(name_at(pm, 0x2005), "JS:*b2 x.js:2:2");
 	perfmap__stats(pm, &st);
 	assert_int_equal(st.bytes_read, 2 * (strlen(first) + strlen(more)));
+	assert_int_equal(st.rescans, 1);
+	perfmap__free(pm);
+}
+
+/*
+ * A new address inside an entry already kept (a sample elsewhere in a
+ * function already named) costs no read from the start; one that nothing
+ * kept covers does; one wanted from later lines only (no mapping held it)
+ * never does, and the next lines name it.
+ */
+static void test_want_no_rescan(void **state)
+{
+	static const char first[] =
+		"1000 100 JS:~f x.js:1:1\n"
+		"2000 10 JS:~g x.js:2:2\n"
+		"3000 10 JS:~h x.js:3:3\n";
+	static const char more[] = "5000 10 JS:~late x.js:5:5\n";
+	const uint64_t want = 0x1010, inside[] = { 0x1050, 0x1099 }, elsewhere = 0x3004;
+	const uint64_t unmapped[] = { 0x5004, 0x2 };
+	struct perfmap_stats st;
+	struct perfmap *pm;
+	char path[128];
+	size_t read;
+
+	(void)state;
+	path_in_tmp(path, sizeof(path), "want-no-rescan.map");
+	write_str(path, "w", first);
+	pm = perfmap__new(path, NULL, NULL);
+	assert_non_null(pm);
+	assert_int_equal(perfmap__want(pm, &want, 1), 0);
+	assert_int_equal(perfmap__update(pm), 1);
+	perfmap__stats(pm, &st);
+	read = st.bytes_read;
+
+	assert_int_equal(perfmap__want(pm, inside, 2), 0);
+	assert_int_equal(perfmap__update(pm), 0);
+	perfmap__stats(pm, &st);
+	assert_int_equal(st.rescans, 0);
+	assert_int_equal(st.bytes_read, read);
+	assert_string_equal(name_at(pm, 0x1050), "JS:~f x.js:1:1");
+	assert_string_equal(name_at(pm, 0x1099), "JS:~f x.js:1:1");
+
+	assert_int_equal(perfmap__want_tail(pm, unmapped, 2), 0);
+	assert_int_equal(perfmap__update(pm), 0);
+	perfmap__stats(pm, &st);
+	assert_int_equal(st.rescans, 0);
+	assert_int_equal(st.bytes_read, read);
+	write_str(path, "a", more);
+	assert_int_equal(perfmap__update(pm), 1);
+	assert_string_equal(name_at(pm, 0x5004), "JS:~late x.js:5:5");
+
+	assert_int_equal(perfmap__want(pm, &elsewhere, 1), 0);
+	assert_int_equal(perfmap__update(pm), 3);
+	perfmap__stats(pm, &st);
+	assert_int_equal(st.rescans, 1);
+	assert_string_equal(name_at(pm, 0x3004), "JS:~h x.js:3:3");
+	assert_string_equal(name_at(pm, 0x1050), "JS:~f x.js:1:1");
+	assert_string_equal(name_at(pm, 0x5004), "JS:~late x.js:5:5");
 	perfmap__free(pm);
 }
 
@@ -648,6 +706,7 @@ int main(void)
 		cmocka_unit_test(test_memory_bounded),
 		cmocka_unit_test(test_long_lines),
 		cmocka_unit_test(test_want),
+		cmocka_unit_test(test_want_no_rescan),
 		cmocka_unit_test(test_want_repeats),
 		cmocka_unit_test(test_want_repeats_newest),
 		cmocka_unit_test(test_path_for_pid),
