@@ -9,11 +9,11 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/scripts/demo-lib.sh"
+. "$TOP/tests/serve_lib.sh"
 
 T=$TEST_TMP
 cd "$T" || exit 1
 PA=18971 PB=18972 PI=18973 PIDLE=18974 PORT=18975 PORT_TOK=18976 PORT_LIM=18977 PORT_STOP=18978
-SERVE_PIDS=()
 IDLE_WD=
 cleanup() {
 	kill "${SERVE_PIDS[@]}" $(jobs -p) 2>/dev/null
@@ -26,104 +26,11 @@ mkdir -p "$T/tmp"
 export TMPDIR=$T/tmp
 BASE=http://127.0.0.1:$PORT
 
-# start_serve PORT LOG [ARGS...]: a daemon in the background; waits until it answers
-start_serve() {
-	local port=$1 log=$2
-	shift 2
-	"$ISOPROF" serve --listen "127.0.0.1:$port" "$@" 2>"$log" &
-	SERVE_PIDS+=($!)
-	for _ in $(seq 100); do
-		curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0
-		kill -0 "${SERVE_PIDS[-1]}" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-# req METHOD URL [CURL ARGS...]: body in $T/body, headers in $T/hdr, status in $STATUS
-req() {
-	local method=$1 url=$2
-	shift 2
-	STATUS=$(curl -s -X "$method" -o "$T/body" -D "$T/hdr" -w '%{http_code}' "$@" "$url")
-}
-
 profile_url() {
 	echo "$1/accounts/local/workers/workers/$2/versions/${3:-latest}/profile"
 }
 
-header() {
-	grep -i "^$1:" "$T/hdr" | head -1 | sed -e 's/^[^:]*: *//' -e 's/\r$//'
-}
-
-# envelope_ok NAME STATUS CODE [MESSAGE_SUBSTRING]: the last response is the
-# failure envelope with this status and error code
-envelope_ok() {
-	local name=$1 want=$2 code=$3 sub=${4:-} why
-	why=$(python3 - "$T/body" "$code" "$sub" <<-'EOF'
-		import json, sys
-		try:
-		    d = json.load(open(sys.argv[1], encoding="utf-8"))
-		except Exception as e:
-		    print("not JSON: %s" % e); sys.exit(0)
-		ok = (isinstance(d, dict) and set(d) == {"success", "errors", "messages", "result"}
-		      and d["success"] is False and d["messages"] == [] and d["result"] is None
-		      and isinstance(d["errors"], list) and len(d["errors"]) == 1)
-		if not ok:
-		    print("not the envelope: %r" % d); sys.exit(0)
-		e = d["errors"][0]
-		if e.get("code") != int(sys.argv[2]) or e["code"] < 1000:
-		    print("code %r, want %s" % (e.get("code"), sys.argv[2])); sys.exit(0)
-		m = e.get("message", "")
-		if not m or "\n" in m or (sys.argv[3] and sys.argv[3] not in m):
-		    print("message %r lacks %r" % (m, sys.argv[3])); sys.exit(0)
-		EOF
-	)
-	if [ "$STATUS" = "$want" ] && [ -z "$why" ] &&
-		[[ $(header Content-Type) == application/json* ]]; then
-		pass "$name: $want, code $code"
-	else
-		fail "$name" "HTTP $STATUS (want $want) ${why} $(head -c 300 "$T/body")"
-	fi
-}
-
-is_gzip() {
-	[ "$(head -c 2 "$1" | od -An -tx1 | tr -d ' \n')" = 1f8b ]
-}
-
-# top_fn FILE [ARGS]: the first function of go tool pprof -top
-top_fn() {
-	pprof_top "$@" | awk '/^ *flat +flat%/ { getline; print $6; exit }'
-}
-
 # --- workerd: the demo's two workers (inspector on), and an idle one (no inspector)
-# The demo's workers under names unique on this host: a capture by script
-# name takes every runtime's isolates of that script, and another test's
-# demo may be running.
-# start_wd DIR then SERVICE MODULE PORT...: writes DIR/config.capnp
-start_wd() {
-	local dir=$1 services= sockets= workers= svc mod port n=0
-	shift
-	mkdir -p "$dir/v8logs"
-	while [ $# -gt 0 ]; do
-		svc=$1 mod=$2 port=$3
-		shift 3
-		n=$((n + 1))
-		services+="(name = \"$svc\", worker = .worker$n), "
-		sockets+="(name = \"http-$svc\", address = \"127.0.0.1:$port\", http = (), service = \"$svc\"), "
-		workers+="const worker$n :Workerd.Worker = ( modules = [ (name = \"$mod\", esModule = embed \"$mod\") ], compatibilityDate = \"2024-01-01\" );
-"
-	done
-	cat >"$dir/config.capnp" <<-EOF
-		using Workerd = import "/workerd/workerd.capnp";
-		const config :Workerd.Config = (
-		  services = [ $services ],
-		  sockets = [ $sockets ],
-		  v8Flags = [ "--perf-basic-prof", "--interpreted-frames-native-stack", "--log-code",
-		              "--log-source-code", "--logfile-per-isolate", "--logfile=$dir/v8logs/v8.log" ],
-		);
-		$workers
-	EOF
-}
 ALPHA=serve-alpha-$$.js
 BETA=serve-beta-$$.js
 IDLE=serve-idle-$$.js

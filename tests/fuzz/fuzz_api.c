@@ -5,6 +5,8 @@
  *   0: a route: byte 1 picks the method, the rest is the path.  Decoded
  *      names must be non-empty, free of control characters, bounded, and
  *      percent-encoding them again must route back to the same names.
+ *      The same bytes as a pull's query: bounds, one target, and its
+ *      values encoded again parse back to them.
  *   1: a profile body: an accepted one keeps its invariants; an error's
  *      message goes into the envelope, which must parse back with it.
  *   2: a child's stderr: the message picked is one clean line that the
@@ -65,6 +67,46 @@ static void encode(const char *s, char *out)
 	*out = '\0';
 }
 
+/*
+ * The same bytes as GET /debug/pprof/profile's query: an accepted one keeps
+ * its bounds and one target, and its values encoded again parse back to them.
+ */
+static void fuzz_pull_query(const char *query)
+{
+	struct api_pull_req q, q2;
+	enum api_code code;
+	char err[256], *again, *p;
+	int ret = api__parse_pull_query(query, &q, &code, err, sizeof(err));
+
+	check(ret == 0 || (ret == -EINVAL && api__status(code) == 400 && err[0]));
+	if (ret)
+		return;
+	check(q.seconds >= 1 && q.seconds <= API_PULL_SECONDS_MAX);
+	check(q.pid >= 0 && q.pid <= API_PID_MAX);
+	check(!(q.pid && q.script[0]) && (!q.version[0] || q.script[0]));
+	check(!q.script[0] || clean_name(q.script));
+	check(!q.version[0] || clean_name(q.version));
+	again = malloc(2 * 3 * (API_SEGMENT_MAX + 1) + 128);
+	if (!again)
+		return;
+	p = again + sprintf(again, "seconds=%ld", q.seconds);
+	if (q.pid)
+		p += sprintf(p, "&pid=%d", q.pid);
+	if (q.script[0]) {
+		p += sprintf(p, "&script=");
+		encode(q.script, p);
+		p += strlen(p);
+	}
+	if (q.version[0]) {
+		p += sprintf(p, "&version=");
+		encode(q.version, p);
+	}
+	check(api__parse_pull_query(again, &q2, &code, err, sizeof(err)) == 0);
+	check(q2.seconds == q.seconds && q2.pid == q.pid && !strcmp(q2.script, q.script) &&
+	      !strcmp(q2.version, q.version));
+	free(again);
+}
+
 static void fuzz_route(const uint8_t *data, size_t len)
 {
 	static const char *const methods[] = { "GET", "POST", "HEAD", "DELETE" };
@@ -91,6 +133,7 @@ static void fuzz_route(const uint8_t *data, size_t len)
 		check(qret || (clean_name(q.script) && (!q.version[0] || clean_name(q.version)) &&
 			       q.from_s < q.until_s));
 	}
+	fuzz_pull_query(path);
 	if (ret || r.kind != API_ROUTE_PROFILE) {
 		check(!r.script && !r.version && !r.account);
 		free(path);

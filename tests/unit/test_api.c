@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * Unit tests for user/api (routes with per-segment percent-decoding, the
+ * pull's query (defaults, bounds, repeats, script or pid, decoding), the
  * profile body, the envelope, messages from a child's stderr, bearer
  * tokens, Host/Origin) and user/daemon (admission: one capture per
  * target, slots, the token bucket with Retry-After; a real child: output,
@@ -227,6 +228,149 @@ static void test_profiles_query(void **state)
 	assert_int_equal(api__parse_profiles_query(big, NOW, &req, &code, err, sizeof(err)), 0);
 	assert_int_equal(strlen(req.script), API_SEGMENT_MAX);
 	assert_int_equal(api__status(API_E_NO_WINDOWS), 404);
+}
+
+/* q (GET /debug/pprof/profile's query): 0 with *r filled, or the -EINVAL's code */
+static int pull(const char *q, struct api_pull_req *r)
+{
+	char err[256];
+	enum api_code code;
+	int ret = api__parse_pull_query(q, r, &code, err, sizeof(err));
+
+	if (ret) {
+		assert_int_equal(ret, -EINVAL);
+		assert_true(err[0] != '\0' && !strchr(err, '\n'));
+		assert_int_equal(api__status(code), 400);
+		return (int)code;
+	}
+	assert_true(r->seconds >= 1 && r->seconds <= API_PULL_SECONDS_MAX);
+	return 0;
+}
+
+static void test_pull_query(void **state)
+{
+	struct api_pull_req r;
+	struct api_route rt;
+	char err[64];
+
+	(void)state;
+	assert_int_equal(api__route("GET", "/debug/pprof/profile", &rt, err, sizeof(err)), 0);
+	assert_int_equal(rt.kind, API_ROUTE_PULL);
+	/* no query: 30 s (Go's default) of every V8 target */
+	assert_int_equal(pull(NULL, &r), 0);
+	assert_int_equal(r.seconds, API_PULL_SECONDS_DEFAULT);
+	assert_int_equal(r.seconds, 30);
+	assert_string_equal(r.script, "");
+	assert_string_equal(r.version, "");
+	assert_int_equal(r.pid, 0);
+	assert_int_equal(pull("", &r), 0);
+	assert_int_equal(r.seconds, 30);
+	assert_int_equal(pull("seconds=3&script=alpha.js", &r), 0);
+	assert_int_equal(r.seconds, 3);
+	assert_string_equal(r.script, "alpha.js");
+	assert_string_equal(r.version, "");
+	assert_int_equal(pull("script=alpha&version=latest&seconds=50", &r), 0);
+	assert_int_equal(r.seconds, 50);
+	assert_string_equal(r.script, "alpha");
+	assert_string_equal(r.version, "latest");
+	assert_int_equal(pull("pid=4242&seconds=1", &r), 0);
+	assert_int_equal(r.pid, 4242);
+	assert_int_equal(r.seconds, 1);
+	assert_string_equal(r.script, "");
+	/* leading zeros are still the number (Go's strconv.ParseInt) */
+	assert_int_equal(pull("seconds=007", &r), 0);
+	assert_int_equal(r.seconds, 7);
+
+	/* decoding: %XX, '+' is a space, as in a form; an encoded '&' or '=' stays */
+	assert_int_equal(pull("script=src%2Fapp+v2%26x%3Dy.js&seconds=2", &r), 0);
+	assert_string_equal(r.script, "src/app v2&x=y.js");
+	assert_int_equal(pull("script=a%2Bb", &r), 0);
+	assert_string_equal(r.script, "a+b");
+	/* keys are decoded too */
+	assert_int_equal(pull("sec%6Fnds=4", &r), 0);
+	assert_int_equal(r.seconds, 4);
+
+	/* unknown keys and their values, even malformed, are someone else's; so are empty pieces */
+	assert_int_equal(pull("debug=1&gc=%zz&x&&seconds=5&%00=1&verylongkeyname=2", &r), 0);
+	assert_int_equal(r.seconds, 5);
+
+	/* repeated: the same decoded value counts once, another is a 400 */
+	assert_int_equal(pull("seconds=3&script=a&seconds=3&script=%61", &r), 0);
+	assert_int_equal(r.seconds, 3);
+	assert_string_equal(r.script, "a");
+	assert_int_equal(pull("seconds=3&seconds=4", &r), API_E_BAD_PATH);
+	assert_int_equal(pull("seconds=3&seconds=03", &r), API_E_BAD_PATH);
+	assert_int_equal(pull("script=a&script=b", &r), API_E_BAD_PATH);
+	assert_int_equal(pull("pid=1&pid=2", &r), API_E_BAD_PATH);
+}
+
+static void test_pull_query_errors(void **state)
+{
+	static const struct {
+		const char *query;
+		enum api_code code;
+		const char *says;
+	} bad[] = {
+		{ "seconds=0", API_E_RANGE, "1 to 50" },
+		{ "seconds=51", API_E_RANGE, "1 to 50" },
+		{ "seconds=99999999999999999999999", API_E_RANGE, NULL },
+		{ "seconds=abc", API_E_BAD_TYPE, "integer" },
+		{ "seconds=", API_E_BAD_PATH, "value" },
+		{ "seconds", API_E_BAD_PATH, "value" },
+		{ "seconds=-1", API_E_BAD_TYPE, NULL },
+		{ "seconds=+3", API_E_BAD_TYPE, NULL },
+		{ "seconds=%2B3", API_E_BAD_TYPE, NULL },
+		{ "seconds=3.0", API_E_BAD_TYPE, NULL },
+		{ "seconds=3+", API_E_BAD_TYPE, NULL },
+		{ "seconds=0x10", API_E_BAD_TYPE, NULL },
+		{ "pid=0", API_E_RANGE, "pid" },
+		{ "pid=4194305", API_E_RANGE, "pid" },
+		{ "pid=12ab", API_E_BAD_TYPE, "pid" },
+		{ "script=a&pid=1", API_E_BAD_PATH, "not both" },
+		{ "pid=1&script=a&version=v", API_E_BAD_PATH, "not both" },
+		{ "version=latest", API_E_BAD_PATH, "goes with script" },
+		{ "pid=1&version=latest", API_E_BAD_PATH, "goes with script" },
+		{ "script=", API_E_BAD_PATH, "value" },
+		{ "script", API_E_BAD_PATH, "value" },
+		{ "script=a&version=", API_E_BAD_PATH, "value" },
+		{ "script=a%zz", API_E_BAD_PATH, "percent" },
+		{ "script=a%2", API_E_BAD_PATH, "percent" },
+		{ "script=a%0Ab", API_E_BAD_PATH, "control" },
+		{ "script=a%00b", API_E_BAD_PATH, NULL },
+		{ "script=a&version=%7F", API_E_BAD_PATH, NULL },
+	};
+	char q[4 * API_SEGMENT_MAX], err[256];
+	struct api_pull_req r;
+	struct api_route rt;
+	enum api_code code;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(api__parse_pull_query(bad[i].query, &r, &code, err, sizeof(err)),
+				 -EINVAL);
+		assert_int_equal(code, bad[i].code);
+		if (bad[i].says)
+			assert_non_null(strstr(err, bad[i].says));
+	}
+
+	/* a script of API_SEGMENT_MAX bytes, and one more */
+	strcpy(q, "script=");
+	memset(q + 7, 'a', API_SEGMENT_MAX);
+	q[7 + API_SEGMENT_MAX] = '\0';
+	assert_int_equal(pull(q, &r), 0);
+	assert_int_equal(strlen(r.script), API_SEGMENT_MAX);
+	strcat(q, "a");
+	assert_int_equal(pull(q, &r), API_E_BAD_PATH);
+
+	/* GET only: HEAD and the rest are 405 with Allow: GET; only the exact path */
+	assert_int_equal(api__route("HEAD", "/debug/pprof/profile", &rt, err, sizeof(err)), -EPERM);
+	assert_string_equal(rt.allow, "GET");
+	assert_int_equal(api__route("POST", "/debug/pprof/profile", &rt, err, sizeof(err)), -EPERM);
+	assert_int_equal(api__route("GET", "/debug/pprof/profile?seconds=3", &rt, err, sizeof(err)),
+			 0);
+	assert_int_equal(api__route("GET", "/debug/pprof/profile/", &rt, err, sizeof(err)), -ENOENT);
+	assert_int_equal(api__route("GET", "/debug/pprof/heap", &rt, err, sizeof(err)), -ENOENT);
+	assert_int_equal(api__route("GET", "/debug/pprof/profilex", &rt, err, sizeof(err)), -ENOENT);
 }
 
 struct body_case {
@@ -802,6 +946,8 @@ int main(void)
 		cmocka_unit_test(test_route_errors),
 		cmocka_unit_test(test_route_long_segment),
 		cmocka_unit_test(test_routes_other),
+		cmocka_unit_test(test_pull_query),
+		cmocka_unit_test(test_pull_query_errors),
 		cmocka_unit_test(test_profiles_query),
 		cmocka_unit_test(test_body),
 		cmocka_unit_test(test_body_depth),

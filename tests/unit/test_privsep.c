@@ -60,6 +60,41 @@ static void test_request_roundtrip(void **state)
 	privsep__encode_targets(&w);
 	assert_int_equal(privsep__decode_req(&w, sizeof(w), &r), 0);
 	assert_int_equal(r.op, PRIVSEP_OP_TARGETS);
+	assert_int_equal(r.pid, 0);
+}
+
+/* The pull's targets: a script at any version, a pid alone, or every V8 target. */
+static void test_request_targets(void **state)
+{
+	struct privsep_capture c = good();
+	struct privsep_req_wire w;
+	struct privsep_req r;
+
+	(void)state;
+	c.version = NULL;
+	assert_int_equal(privsep__encode_capture(&c, &w), 0);
+	assert_int_equal(w.version_len, 0);
+	assert_int_equal(privsep__decode_req(&w, sizeof(w), &r), 0);
+	assert_string_equal(r.script, "alpha.js");
+	assert_string_equal(r.version, "");
+	assert_int_equal(r.pid, 0);
+
+	c = good();
+	c.script = c.version = NULL;
+	c.pid = 4242;
+	assert_int_equal(privsep__encode_capture(&c, &w), 0);
+	assert_int_equal(privsep__decode_req(&w, sizeof(w), &r), 0);
+	assert_int_equal(r.op, PRIVSEP_OP_CAPTURE);
+	assert_string_equal(r.script, "");
+	assert_int_equal(r.pid, 4242);
+
+	c.pid = 0;
+	assert_int_equal(privsep__encode_capture(&c, &w), 0);
+	assert_int_equal(privsep__decode_req(&w, sizeof(w), &r), 0);
+	assert_string_equal(r.script, "");
+	assert_string_equal(r.version, "");
+	assert_int_equal(r.pid, 0);
+	assert_int_equal(r.duration_ms, 2000);
 }
 
 static void test_request_refused(void **state)
@@ -126,12 +161,52 @@ static void test_request_refused(void **state)
 	assert_int_equal(privsep__encode_capture(&c, &w), -EINVAL);
 	c.actor_id = NULL;
 	assert_int_equal(privsep__encode_capture(&c, &w), -EINVAL);
+
+	/* a pid stands alone; a version or a namespace needs a script */
+	c = good();
+	c.pid = 1;
+	assert_int_equal(privsep__encode_capture(&c, &w), -EINVAL);
+	c.script = NULL;
+	assert_int_equal(privsep__encode_capture(&c, &w), -EINVAL);	/* version, no script */
+	c.version = NULL;
+	c.pid = API_PID_MAX + 1;
+	assert_int_equal(privsep__encode_capture(&c, &w), -EINVAL);
+	c.pid = -1;
+	assert_int_equal(privsep__encode_capture(&c, &w), -EINVAL);
+	c = good();
+	c.script = c.version = NULL;
+	c.namespace_id = "ns";
+	c.actor_id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	assert_int_equal(privsep__encode_capture(&c, &w), -EINVAL);
+	c = good();
+	assert_int_equal(privsep__encode_capture(&c, &base), 0);
+	BAD(w.pid = 1);				/* with a script */
+	BAD(w.script_len = 0; memset(w.script, 0, sizeof(w.script)));	/* a version alone */
+	c.version = NULL;
+	assert_int_equal(privsep__encode_capture(&c, &base), 0);
+	BAD(w.script_len = 0; memset(w.script, 0, sizeof(w.script)); w.version_len = 1;
+	    w.version[0] = 'v');
+	c.namespace_id = "ns";
+	c.actor_id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	assert_int_equal(privsep__encode_capture(&c, &base), 0);
+	BAD(w.script_len = 0; memset(w.script, 0, sizeof(w.script)));	/* a namespace alone */
+	c = good();
+	c.script = c.version = NULL;
+	c.pid = 7;
+	assert_int_equal(privsep__encode_capture(&c, &base), 0);
+	BAD(w.pid = API_PID_MAX + 1);
+	BAD(w.pid = UINT32_MAX);
+	BAD(w.script_len = 1; w.script[0] = 'a');
+	BAD(w.version_len = 1; w.version[0] = 'v');
+	BAD(w.namespace_len = 2; memcpy(w.namespace_id, "ns", 2); w.actor_len = API_ACTOR_ID_LEN;
+	    memset(w.actor_id, 'a', API_ACTOR_ID_LEN));
 	/* a targets request carries nothing else */
 	privsep__encode_targets(&base);
 	BAD(w.duration_ms = 1000);
 	BAD(w.script[5] = 'a');
 	BAD(w.namespace_id[0] = 'a');
 	BAD(w.actor_len = 1);
+	BAD(w.pid = 1);
 #undef BAD
 }
 
@@ -169,7 +244,7 @@ static void test_helper(void **state)
 	struct privsep_helper_opts o = { .max_captures = 1, .log = stderr };
 	struct privsep_capture c = good();
 	struct privsep_result res;
-	char buf[64], path[sizeof(prog)];
+	char buf[64], path[sizeof(prog)], args[8192];
 	struct stat st;
 	pid_t pid;
 	FILE *f;
@@ -185,6 +260,7 @@ static void test_helper(void **state)
 	      "[ \"$1\" = targets ] && { while read -r _; do echo x >> \"${0%/*}/scans\"; "
 	      "printf 'ISTL\\000\\000\\000\\000\\014\\000\\000\\000\\000\\000\\000\\000'; "
 	      "echo '[{\"pid\":1}]'; done; exit 0; }\n"
+	      "echo \"$*\" >> \"${0%/*}/args\"\n"
 	      "case \"$2\" in --script=missing.js) echo 'isoprof: no script missing.js' >&2; exit 3;; esac\n"
 	      "for a; do [ \"$prev\" = -o ] && printf 'PROFILE' > \"$a\"; prev=$a; done\n"
 	      "exit 0\n", f);
@@ -209,6 +285,35 @@ static void test_helper(void **state)
 	assert_int_equal(res.fd, -1);
 	assert_non_null(strstr(res.err, "no script missing.js"));
 	privsep_result__free(&res);
+
+	/* the pull's targets: any version, a pid, every V8 target */
+	c = good();
+	c.raw = false;
+	c.type = API_PROFILE_CPU;
+	c.version = NULL;
+	assert_int_equal(privsep__capture(sock, &c, NULL, NULL, &res), 0);
+	assert_true(res.fd >= 0);
+	privsep_result__free(&res);
+	c.script = NULL;
+	c.pid = 4242;
+	assert_int_equal(privsep__capture(sock, &c, NULL, NULL, &res), 0);
+	assert_true(res.fd >= 0);
+	privsep_result__free(&res);
+	c.pid = 0;
+	assert_int_equal(privsep__capture(sock, &c, NULL, NULL, &res), 0);
+	assert_true(res.fd >= 0);
+	privsep_result__free(&res);
+	snprintf(path, sizeof(path), "%s/args", dir);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	n = (ssize_t)fread(args, 1, sizeof(args) - 1, f);
+	fclose(f);
+	args[n > 0 ? n : 0] = '\0';
+	/* the first two lines are the captures above */
+	assert_non_null(strstr(args, "\nrecord --script=alpha.js --duration-ms=2000 --type=cpu -q -o "));
+	assert_non_null(strstr(args, "\nrecord --pid=4242 --duration-ms=2000 --type=cpu -q -o "));
+	assert_non_null(strstr(args, "\nrecord --duration-ms=2000 --type=cpu -q -o "));
+	unlink(path);
 
 	assert_int_equal(privsep__targets(sock, NULL, NULL, &res), 0);
 	assert_true(res.fd >= 0);
@@ -325,6 +430,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_request_roundtrip),
+		cmocka_unit_test(test_request_targets),
 		cmocka_unit_test(test_request_refused),
 		cmocka_unit_test(test_reply_check),
 		cmocka_unit_test(test_helper),

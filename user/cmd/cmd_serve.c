@@ -442,7 +442,9 @@ int cmd_serve(int argc, char **argv)
 		       "with {\"duration_ms\": N, \"profile_type\": \"cpu\"|\"heap\"} runs "
 		       "`isoprof record` on that script and returns its pprof; with --out-dir, GET "
 		       "/v1/profiles?script=NAME&from=-1h merges the windows kept there; "
-		       "GET /v1/targets is "
+		       "GET /debug/pprof/profile?seconds=N[&script=NAME|&pid=PID] is a CPU "
+		       "capture of the next N seconds, answered as Go's net/http/pprof does "
+		       "(go tool pprof, Parca); GET /v1/targets is "
 		       "`isoprof targets --json`; GET / is the web page.  See docs/daemon.md.",
 	};
 	uint8_t token_digest[SHA256_DIGEST_LEN];

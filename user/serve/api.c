@@ -187,6 +187,11 @@ int api__route(const char *method, const char *path, struct api_route *route,
 		route->allow = "GET, HEAD";
 		return method_is(method, "GET", "HEAD") ? 0 : -EPERM;
 	}
+	if (plen == strlen("/debug/pprof/profile") && !memcmp(path, "/debug/pprof/profile", plen)) {
+		route->kind = API_ROUTE_PULL;
+		route->allow = "GET";
+		return method_is(method, "GET", NULL) ? 0 : -EPERM;
+	}
 	if (plen == strlen("/favicon.ico") && !memcmp(path, "/favicon.ico", plen)) {
 		route->kind = API_ROUTE_NO_CONTENT;
 		route->allow = "GET, HEAD";
@@ -517,6 +522,99 @@ int api__parse_profiles_query(const char *query, int64_t now_s, struct api_profi
 			    "[&from=T][&until=T]");
 	if (req->from_s >= req->until_s)
 		return fail(code, API_E_RANGE, err, errlen, "from must be before until");
+	return 0;
+}
+
+/* A decimal integer in lo..hi: 0, -EINVAL (not one: no sign, no space) or -ERANGE. */
+static int parse_uint(const char *s, long lo, long hi, long *out)
+{
+	long v = 0;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s))
+		return -EINVAL;
+	for (; *s; s++) {
+		v = v * 10 + (*s - '0');
+		if (v > hi)
+			return -ERANGE;
+	}
+	if (v < lo)
+		return -ERANGE;
+	*out = v;
+	return 0;
+}
+
+enum { PULL_SECONDS, PULL_SCRIPT, PULL_VERSION, PULL_PID, PULL_KEYS };
+
+int api__parse_pull_query(const char *query, struct api_pull_req *req, enum api_code *code,
+			  char *err, size_t errlen)
+{
+	static const char *const names[PULL_KEYS] = { "seconds", "script", "version", "pid" };
+	char value[API_SEGMENT_MAX + 1], key[16], seconds[API_SEGMENT_MAX + 1] = "";
+	char pid[API_SEGMENT_MAX + 1] = "";
+	char *const dest[PULL_KEYS] = { seconds, req->script, req->version, pid };
+	bool seen[PULL_KEYS] = { false };
+	const char *p = query ? query : "";
+	long v;
+	int ret;
+
+	memset(req, 0, sizeof(*req));
+	*code = API_E_BAD_PATH;
+	if (err && errlen)
+		err[0] = '\0';
+	while (*p) {
+		size_t len = strcspn(p, "&"), klen = strcspn(p, "=");
+		size_t vlen = klen < len ? len - klen - 1 : 0;
+		int which = -1;
+
+		if (klen > len)
+			klen = len;
+		/* a key that does not decode, or too long to be one of ours, is someone else's */
+		if (len && decode_form(p, klen, key, sizeof(key)) == 0)
+			for (int i = 0; i < PULL_KEYS; i++)
+				if (!strcmp(key, names[i]))
+					which = i;
+		if (which >= 0) {
+			ret = decode_form(klen < len ? p + klen + 1 : "", vlen, value, sizeof(value));
+			if (ret == -ENAMETOOLONG)
+				return fail(code, API_E_BAD_PATH, err, errlen,
+					    "%s is longer than %d bytes", names[which],
+					    API_SEGMENT_MAX);
+			if (ret)
+				return fail(code, API_E_BAD_PATH, err, errlen,
+					    "bad percent-encoding or a control character in %s",
+					    names[which]);
+			/* Go clients may repeat what they were given; two answers to one question are not */
+			if (seen[which] && strcmp(dest[which], value))
+				return fail(code, API_E_BAD_PATH, err, errlen,
+					    "%s is given twice with different values", names[which]);
+			if (!value[0])
+				return fail(code, API_E_BAD_PATH, err, errlen, "%s needs a value",
+					    names[which]);
+			seen[which] = true;
+			memcpy(dest[which], value, strlen(value) + 1);
+		}
+		p += len;
+		if (*p == '&')
+			p++;
+	}
+	req->seconds = API_PULL_SECONDS_DEFAULT;
+	if (seen[PULL_SECONDS]) {
+		ret = parse_uint(seconds, 1, API_PULL_SECONDS_MAX, &req->seconds);
+		if (ret)
+			return fail(code, ret == -ERANGE ? API_E_RANGE : API_E_BAD_TYPE, err, errlen,
+				    "seconds must be an integer from 1 to %d", API_PULL_SECONDS_MAX);
+	}
+	if (seen[PULL_PID]) {
+		ret = parse_uint(pid, 1, API_PID_MAX, &v);
+		if (ret)
+			return fail(code, ret == -ERANGE ? API_E_RANGE : API_E_BAD_TYPE, err, errlen,
+				    "pid must be a process id from 1 to %d", API_PID_MAX);
+		req->pid = (int)v;
+	}
+	if (seen[PULL_SCRIPT] && seen[PULL_PID])
+		return fail(code, API_E_BAD_PATH, err, errlen, "give script or pid, not both");
+	if (seen[PULL_VERSION] && !seen[PULL_SCRIPT])
+		return fail(code, API_E_BAD_PATH, err, errlen, "version goes with script");
 	return 0;
 }
 

@@ -11,6 +11,7 @@
  *   POST /accounts/{account}/workers/workers/{script}/versions/{version}/profile
  *   GET|HEAD /v1/targets
  *   GET|HEAD /v1/profiles (the query: api__parse_profiles_query())
+ *   GET /debug/pprof/profile (Go's pull; the query: api__parse_pull_query())
  *   GET|HEAD any path web_assets__find() knows ("/" is the page)
  *   GET|HEAD /favicon.ico (204: browsers ask for it, the page has none)
  *   The path is split on '/' first, then each segment is percent-decoded,
@@ -34,6 +35,17 @@
  * parameters are ignored; one given twice is an error.  Returns 0, or
  * -EINVAL with *code set and a one-line message in err.
  *
+ * Query (api__parse_pull_query): Go's net/http/pprof convention,
+ * "seconds=N[&script=NAME[&version=V]|&pid=PID]", decoded as above.
+ * seconds defaults to API_PULL_SECONDS_DEFAULT, 1..API_PULL_SECONDS_MAX
+ * (API_E_BAD_TYPE when not a decimal integer, API_E_RANGE out of range;
+ * pid the same, 1..API_PID_MAX); version only with script; script and pid
+ * exclude each other; neither is every V8 target.  A key given twice with
+ * the same decoded value counts once (Go clients repeat what they are
+ * given), with another is an error; unknown keys are ignored, and so are
+ * their values.  Returns 0, or -EINVAL with *code set (API_E_BAD_PATH for
+ * what is not about a number) and a one-line message in err.
+ *
  * Errors: each kind has a stable code (>= 10000, enum api_code) and an HTTP
  * status (api__status()).  api__envelope() returns the malloc()ed failure
  * envelope {"success":false,"errors":[{"code":N,"message":"..."}],
@@ -54,6 +66,9 @@
 #define API_NAMESPACE_MAX 256
 #define API_SEGMENT_MAX 1024		/* decoded bytes per path segment */
 #define API_MESSAGE_MAX 512		/* a message taken from a child's stderr */
+#define API_PULL_SECONDS_DEFAULT 30	/* Go's net/http/pprof default */
+#define API_PULL_SECONDS_MAX (API_DURATION_MAX_MS / 1000)
+#define API_PID_MAX 4194304		/* the kernel's PID_MAX_LIMIT */
 
 enum api_code {
 	API_E_BAD_JSON = 10001,		/* 400: body is not a JSON object */
@@ -88,6 +103,7 @@ enum api_route_kind {
 	API_ROUTE_PROFILES,		/* GET /v1/profiles: kept windows, merged */
 	API_ROUTE_ASSET,
 	API_ROUTE_NO_CONTENT,		/* /favicon.ico: the page has none */
+	API_ROUTE_PULL,			/* GET /debug/pprof/profile */
 };
 
 struct api_route {
@@ -119,6 +135,13 @@ struct api_profiles_req {
 	int64_t from_s, until_s;		/* unix seconds, from_s < until_s */
 };
 
+struct api_pull_req {
+	long seconds;
+	char script[API_SEGMENT_MAX + 1];	/* "" when not given */
+	char version[API_SEGMENT_MAX + 1];	/* "" when not given (any) */
+	int pid;				/* 0 when not given */
+};
+
 /* HTTP status of an error kind; 500 for an unknown code. */
 unsigned int api__status(enum api_code code);
 
@@ -143,6 +166,8 @@ int api__parse_profile_body(const char *body, size_t len, struct api_profile_req
 
 int api__parse_profiles_query(const char *query, int64_t now_s, struct api_profiles_req *req,
 			       enum api_code *code, char *err, size_t errlen);
+int api__parse_pull_query(const char *query, struct api_pull_req *req, enum api_code *code,
+			  char *err, size_t errlen);
 
 char *api__envelope(enum api_code code, const char *message);
 

@@ -93,10 +93,13 @@ int privsep__encode_capture(const struct privsep_capture *c, struct privsep_req_
 
 	memset(w, 0, sizeof(*w));
 	if (!c->namespace_id != !c->actor_id ||
-	    (c->namespace_id && (nl > API_NAMESPACE_MAX || !name_ok(c->namespace_id, nl) ||
-				 !actor_ok(c->actor_id, al))))
+	    (c->namespace_id && (!c->script || nl > API_NAMESPACE_MAX ||
+				 !name_ok(c->namespace_id, nl) || !actor_ok(c->actor_id, al))))
 		return -EINVAL;
-	if (!name_ok(c->script, sl) || !name_ok(c->version, vl) ||
+	/* a script (with a version, or any), a pid alone, or neither: every V8 target */
+	if ((c->script && !name_ok(c->script, sl)) ||
+	    (c->version && (!c->script || !name_ok(c->version, vl))) ||
+	    c->pid < 0 || c->pid > API_PID_MAX || (c->pid && c->script) ||
 	    c->duration_ms < API_DURATION_MIN_MS || c->duration_ms > API_DURATION_MAX_MS ||
 	    (c->type != API_PROFILE_CPU && c->type != API_PROFILE_HEAP))
 		return -EINVAL;
@@ -108,14 +111,17 @@ int privsep__encode_capture(const struct privsep_capture *c, struct privsep_req_
 	w->raw = c->raw;
 	w->script_len = (uint16_t)sl;
 	w->version_len = (uint16_t)vl;
-	memcpy(w->script, c->script, sl);
-	memcpy(w->version, c->version, vl);
+	if (sl)
+		memcpy(w->script, c->script, sl);
+	if (vl)
+		memcpy(w->version, c->version, vl);
 	w->namespace_len = (uint16_t)nl;
 	w->actor_len = (uint16_t)al;
 	if (nl) {
 		memcpy(w->namespace_id, c->namespace_id, nl);
 		memcpy(w->actor_id, c->actor_id, al);
 	}
+	w->pid = (uint32_t)c->pid;
 	return 0;
 }
 
@@ -143,7 +149,7 @@ int privsep__decode_req(const void *buf, size_t len, struct privsep_req *req)
 		if (w.duration_ms || w.type || w.raw || w.script_len || w.version_len ||
 		    !zero(w.script, sizeof(w.script)) || !zero(w.version, sizeof(w.version)) ||
 		    w.namespace_len || w.actor_len || !zero(w.namespace_id, sizeof(w.namespace_id)) ||
-		    !zero(w.actor_id, sizeof(w.actor_id)))
+		    !zero(w.actor_id, sizeof(w.actor_id)) || w.pid)
 			return -EINVAL;
 		req->op = PRIVSEP_OP_TARGETS;
 		return 0;
@@ -155,12 +161,17 @@ int privsep__decode_req(const void *buf, size_t len, struct privsep_req *req)
 	if (w.duration_ms < API_DURATION_MIN_MS || w.duration_ms > API_DURATION_MAX_MS ||
 	    (w.type != API_PROFILE_CPU && w.type != API_PROFILE_HEAP) || w.raw > 1 ||
 	    w.script_len > API_SEGMENT_MAX || w.version_len > API_SEGMENT_MAX ||
-	    !name_ok(w.script, w.script_len) || !name_ok(w.version, w.version_len) ||
+	    (w.script_len && !name_ok(w.script, w.script_len)) ||
+	    (w.version_len && (!w.script_len || !name_ok(w.version, w.version_len))) ||
 	    !zero(w.script + w.script_len, API_SEGMENT_MAX - w.script_len) ||
 	    !zero(w.version + w.version_len, API_SEGMENT_MAX - w.version_len))
 		return -EINVAL;
-	/* a namespace and its actor, or neither */
+	/* a pid stands alone; no script and no pid is every V8 target */
+	if (w.pid > API_PID_MAX || (w.pid && w.script_len))
+		return -EINVAL;
+	/* a namespace and its actor, or neither; only in a script */
 	if (w.namespace_len > API_NAMESPACE_MAX || !w.namespace_len != !w.actor_len ||
+	    (w.namespace_len && !w.script_len) ||
 	    (w.namespace_len && (!name_ok(w.namespace_id, w.namespace_len) ||
 				 !actor_ok(w.actor_id, w.actor_len))) ||
 	    (!w.actor_len && !zero(w.actor_id, sizeof(w.actor_id))) ||
@@ -171,6 +182,7 @@ int privsep__decode_req(const void *buf, size_t len, struct privsep_req *req)
 	memcpy(req->actor_id, w.actor_id, w.actor_len);
 	memcpy(req->script, w.script, w.script_len);
 	memcpy(req->version, w.version, w.version_len);
+	req->pid = (pid_t)w.pid;
 	req->duration_ms = w.duration_ms;
 	req->type = (enum api_profile_type)w.type;
 	req->raw = w.raw;
@@ -652,7 +664,7 @@ static uint64_t data_limit(const struct helper *h)
 static void run_capture(struct job *j)
 {
 	const struct privsep_req *r = &j->req;
-	char dir[PATH_MAX], file[PATH_MAX + 16], dur[32], type[16];
+	char dir[PATH_MAX], file[PATH_MAX + 16], dur[32], type[16], pid[32];
 	char *script_arg = NULL, *version_arg = NULL, *ns_arg = NULL, *actor_arg = NULL;
 	char *maps_arg = NULL;
 	struct daemon_child ch;
@@ -673,10 +685,11 @@ static void run_capture(struct job *j)
 	snprintf(file, sizeof(file), "%s/profile%s", dir, r->raw ? ".pb" : ".pb.gz");
 	snprintf(dur, sizeof(dur), "--duration-ms=%ld", r->duration_ms);
 	snprintf(type, sizeof(type), "--type=%s", r->type == API_PROFILE_HEAP ? "heap" : "cpu");
+	snprintf(pid, sizeof(pid), "--pid=%d", (int)r->pid);
 	/* --opt=value: a script name starting with '-' is not an option */
-	if (asprintf(&script_arg, "--script=%s", r->script) < 0)
+	if (r->script[0] && asprintf(&script_arg, "--script=%s", r->script) < 0)
 		script_arg = NULL;
-	if (asprintf(&version_arg, "--version=%s", r->version) < 0)
+	if (r->version[0] && asprintf(&version_arg, "--version=%s", r->version) < 0)
 		version_arg = NULL;
 	if (r->namespace_id[0]) {
 		if (asprintf(&ns_arg, "--namespace=%s", r->namespace_id) < 0)
@@ -686,17 +699,29 @@ static void run_capture(struct job *j)
 	}
 	if (j->h->o->source_maps && asprintf(&maps_arg, "--source-maps=%s", j->h->o->source_maps) < 0)
 		maps_arg = NULL;
-	if (!script_arg || !version_arg || (r->namespace_id[0] && (!ns_arg || !actor_arg)) ||
+	if ((r->script[0] && !script_arg) || (r->version[0] && !version_arg) ||
+	    (r->namespace_id[0] && (!ns_arg || !actor_arg)) ||
 	    (j->h->o->source_maps && !maps_arg)) {
 		job_release_slot(j);
 		reply_failed(j->fd, -ENOMEM);
 		goto out;
 	}
 	{
-		char *argv[15] = { "isoprof", "record", script_arg, version_arg, dur, type,
-				   "-q", "-o", file };
-		int argc = 9;
+		/* no script and no pid: every V8 target, one profile with isolate labels */
+		char *argv[20] = { "isoprof", "record" };
+		int argc = 2;
 
+		if (script_arg)
+			argv[argc++] = script_arg;
+		if (version_arg)
+			argv[argc++] = version_arg;
+		if (r->pid)
+			argv[argc++] = pid;
+		argv[argc++] = dur;
+		argv[argc++] = type;
+		argv[argc++] = "-q";
+		argv[argc++] = "-o";
+		argv[argc++] = file;
 		if (j->h->o->no_gc_probes)
 			argv[argc++] = "--no-gc-probes";
 		if (r->raw)

@@ -14,10 +14,12 @@
  * The protocol.  Each request gets its own SOCK_SEQPACKET socketpair: the
  * HTTP process sends one end over the control socket (SCM_RIGHTS) with
  * one fixed-size binary request (struct privsep_req_wire): an operation
- * and, for a capture, the decoded script and version (1..API_SEGMENT_MAX
- * bytes, no NUL or control character, zero padding), a Durable Object
- * namespace (1..API_NAMESPACE_MAX such bytes) with its actor id (64
- * lowercase hex digits), or neither, the duration
+ * and, for a capture, its target: a decoded script (1..API_SEGMENT_MAX
+ * bytes, no NUL or control character, zero padding) with a version (the
+ * same rules) or none (any version), and a Durable Object namespace
+ * (1..API_NAMESPACE_MAX such bytes) with its actor id (64 lowercase hex
+ * digits) or neither; or a pid (1..API_PID_MAX) and nothing else; or
+ * nothing (every V8 target of the host).  Then the duration
  * (API_DURATION_MIN_MS..API_DURATION_MAX_MS), the type (cpu, heap) and
  * the raw flag.  The helper checks every byte again (privsep__decode_req)
  * and answers on the request's socket with one reply (struct
@@ -49,7 +51,7 @@
 #include "user/serve/api.h"
 
 #define PRIVSEP_MAGIC 0x49535053u	/* "ISPS" */
-#define PRIVSEP_PROTO 2
+#define PRIVSEP_PROTO 3
 #define PRIVSEP_ERR_MAX (64 * 1024)	/* stderr tail carried in a reply */
 #define PRIVSEP_TARGETS_TTL_MS 1500
 #define PRIVSEP_HELPER_COMM "isoprof-priv"
@@ -67,8 +69,8 @@ struct privsep_req_wire {
 	uint32_t duration_ms;
 	uint8_t type;			/* enum api_profile_type */
 	uint8_t raw;			/* 0 or 1 */
-	uint16_t script_len;
-	uint16_t version_len;
+	uint16_t script_len;		/* 0: no script */
+	uint16_t version_len;		/* 0: any version (always 0 without a script) */
 	uint16_t reserved;		/* 0 */
 	char script[API_SEGMENT_MAX];	/* not NUL-terminated; zero after len */
 	char version[API_SEGMENT_MAX];
@@ -76,9 +78,10 @@ struct privsep_req_wire {
 	uint16_t actor_len;		/* 0, or API_ACTOR_ID_LEN with a namespace */
 	char namespace_id[API_NAMESPACE_MAX];	/* no control character; zero after len */
 	char actor_id[API_ACTOR_ID_LEN];	/* lowercase hex */
+	uint32_t pid;			/* 0, or the process, alone */
 };
 _Static_assert(sizeof(struct privsep_req_wire) ==
-		       24 + 2 * API_SEGMENT_MAX + API_NAMESPACE_MAX + API_ACTOR_ID_LEN,
+		       28 + 2 * API_SEGMENT_MAX + API_NAMESPACE_MAX + API_ACTOR_ID_LEN,
 	       "privsep request: no implicit padding");
 
 enum privsep_reply_kind {
@@ -102,12 +105,16 @@ struct privsep_reply_wire {
 };
 _Static_assert(sizeof(struct privsep_reply_wire) == 24, "privsep reply: no padding");
 
-/* A capture as the HTTP process asks for it (validated by api.c first). */
+/*
+ * A capture as the HTTP process asks for it (validated by api.c first):
+ * script (version NULL: any), or pid, or neither (every V8 target).
+ */
 struct privsep_capture {
-	const char *script;
-	const char *version;
-	const char *namespace_id;	/* NULL, or with actor_id (api.c checked both) */
+	const char *script;		/* NULL: none */
+	const char *version;		/* NULL: any (or no script) */
+	const char *namespace_id;	/* NULL, or with actor_id and a script */
 	const char *actor_id;
+	pid_t pid;			/* 0: none; never with a script */
 	long duration_ms;
 	enum api_profile_type type;
 	bool raw;
@@ -116,10 +123,11 @@ struct privsep_capture {
 /* A decoded, checked request (the helper's view). */
 struct privsep_req {
 	enum privsep_op op;
-	char script[API_SEGMENT_MAX + 1];
-	char version[API_SEGMENT_MAX + 1];
+	char script[API_SEGMENT_MAX + 1];	/* "" when none */
+	char version[API_SEGMENT_MAX + 1];	/* "" when any */
 	char namespace_id[API_NAMESPACE_MAX + 1];	/* "" when none */
 	char actor_id[API_ACTOR_ID_LEN + 1];
+	pid_t pid;				/* 0 when none */
 	long duration_ms;
 	enum api_profile_type type;
 	bool raw;

@@ -314,7 +314,7 @@ struct query_buf {
 /*
  * The query as sent, again: libmicrohttpd has split it into arguments (with
  * '+' already a space, and no other decoding: keep_escaped()), which
- * api__parse_profiles_query() takes joined.
+ * api__parse_profiles_query() and api__parse_pull_query() take joined.
  */
 static enum MHD_Result join_arg(void *cls, enum MHD_ValueKind kind, const char *key,
 				const char *value)
@@ -331,6 +331,16 @@ static enum MHD_Result join_arg(void *cls, enum MHD_ValueKind kind, const char *
 	}
 	q->len += (size_t)n;
 	return MHD_YES;
+}
+
+/* The request's query joined again (calloc()ed; too_long when over QUERY_MAX), or NULL. */
+static struct query_buf *request_query(struct MHD_Connection *conn)
+{
+	struct query_buf *qb = calloc(1, sizeof(*qb));
+
+	if (qb)
+		MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, join_arg, qb);
+	return qb;
 }
 
 struct skip_note {
@@ -366,10 +376,9 @@ static enum MHD_Result serve_windows(struct server *srv, struct MHD_Connection *
 	if (!srv->has_windows)
 		return send_error(conn, req, API_E_NO_ROUTE,
 				  "this daemon keeps no windows: it was started without --out-dir");
-	qb = calloc(1, sizeof(*qb));
+	qb = request_query(conn);
 	if (!qb)
 		return MHD_NO;
-	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, join_arg, qb);
 	if (qb->too_long) {
 		free(qb);
 		return send_error(conn, req, API_E_BAD_PATH, "the query is too long");
@@ -428,10 +437,11 @@ static enum MHD_Result serve_windows(struct server *srv, struct MHD_Connection *
 
 /* ---- captures ----------------------------------------------------------- */
 
-/* One POST .../profile, from admission to the response. */
+/* One capture (POST .../profile or a pull), from admission to the response. */
 struct capture_req {
 	struct api_profile_req p;
 	bool raw;			/* the client asked for uncompressed protobuf */
+	bool pull;			/* GET /debug/pprof/profile */
 	int slot;			/* daemon_admit's, or -1 */
 };
 
@@ -445,9 +455,15 @@ static enum MHD_Result serve_profile_file(struct MHD_Connection *conn, struct re
 	if (!r)
 		return send_error(conn, req, API_E_INTERNAL,
 				  "record exited 0 but wrote no profile");
-	fileio__name_part(req->route.script, part, sizeof(part));
-	snprintf(disp, sizeof(disp), "attachment; filename=\"%s-%s%s\"", part,
-		 cr->p.type == API_PROFILE_HEAP ? "heap" : "cpu", cr->raw ? ".pb" : ".pb.gz");
+	if (cr->pull) {
+		/* what Go's net/http/pprof names it */
+		snprintf(disp, sizeof(disp), "attachment; filename=\"profile\"");
+	} else {
+		fileio__name_part(req->route.script, part, sizeof(part));
+		snprintf(disp, sizeof(disp), "attachment; filename=\"%s-%s%s\"", part,
+			 cr->p.type == API_PROFILE_HEAP ? "heap" : "cpu",
+			 cr->raw ? ".pb" : ".pb.gz");
+	}
 	MHD_add_response_header(r, "Content-Type",
 				cr->raw ? RAW_TYPE : "application/octet-stream");
 	MHD_add_response_header(r, "Content-Disposition", disp);
@@ -455,23 +471,51 @@ static enum MHD_Result serve_profile_file(struct MHD_Connection *conn, struct re
 	return queue(conn, req, 200, r);
 }
 
+/*
+ * The target admission counts captures by, and how a 429 names it: a
+ * script and version (as sent; a pull without version is its own target),
+ * a pid, or every V8 target.  Names hold no control character, so the
+ * keys that start with '\n' are no script's.
+ */
+static int capture_target(const struct privsep_capture *pc, char **key, char *what,
+			  size_t whatlen)
+{
+	int n;
+
+	if (pc->script) {
+		n = asprintf(key, "%s\n%s", pc->script, pc->version ? pc->version : "");
+		if (pc->version)
+			snprintf(what, whatlen, "%s version %s", pc->script, pc->version);
+		else
+			snprintf(what, whatlen, "%s (any version)", pc->script);
+	} else if (pc->pid) {
+		n = asprintf(key, "\npid\n%d", (int)pc->pid);
+		snprintf(what, whatlen, "pid %d", (int)pc->pid);
+	} else {
+		n = asprintf(key, "\nall");
+		snprintf(what, whatlen, "every V8 target");
+	}
+	return n < 0 ? -ENOMEM : 0;
+}
+
 /* A slot for the capture, or the 429 that says when to retry (MHD_NO: none sent). */
 static enum MHD_Result admit(struct server *srv, struct MHD_Connection *conn,
-			     struct request *req, struct capture_req *cr, bool *admitted)
+			     struct request *req, struct capture_req *cr,
+			     const struct privsep_capture *pc, bool *admitted)
 {
-	char msg[API_MESSAGE_MAX], *target;
+	char msg[API_MESSAGE_MAX], what[API_MESSAGE_MAX - 64], *target;
 	unsigned int retry;
 
 	*admitted = false;
-	if (asprintf(&target, "%s\n%s", req->route.script, req->route.version) < 0)
+	if (capture_target(pc, &target, what, sizeof(what)))
 		return MHD_NO;
 	cr->slot = daemon_admit__acquire(srv->admit, target, cr->p.duration_ms, monotime_ms(),
 					 &retry);
 	free(target);
 	switch (cr->slot) {
 	case -EBUSY:
-		snprintf(msg, sizeof(msg), "a capture of %s version %s is running; retry "
-			 "after it ends", req->route.script, req->route.version);
+		snprintf(msg, sizeof(msg), "a capture of %s is running; retry after it ends",
+			 what);
 		return send_error_full(conn, req, API_E_TARGET_BUSY, msg, retry, NULL);
 	case -EAGAIN:
 		return send_error_full(conn, req, API_E_TOO_MANY,
@@ -511,19 +555,39 @@ static enum MHD_Result capture_response(struct MHD_Connection *conn, struct requ
 	return child_error(conn, req, ch, "record");
 }
 
+/* Admission, the helper's capture, its answer: the same for a POST and a pull. */
+static enum MHD_Result run_capture(struct server *srv, struct MHD_Connection *conn,
+				   struct request *req, struct capture_req *cr,
+				   const struct privsep_capture *pc)
+{
+	struct cancel_ctx cc = { .srv = srv, .client_fd = client_fd(conn) };
+	struct privsep_result ch;
+	enum MHD_Result ret;
+	bool admitted;
+	int err;
+
+	ret = admit(srv, conn, req, cr, pc, &admitted);
+	if (!admitted)
+		return ret;
+	err = privsep__capture(srv->helper, pc, capture_cancelled, &cc, &ch);
+	if (err) {
+		ret = helper_failed(conn, req, "record", err);
+	} else {
+		ret = capture_response(conn, req, cr, &cc, &ch);
+		privsep_result__free(&ch);
+	}
+	daemon_admit__release(srv->admit, cr->slot);
+	return ret;
+}
+
 static enum MHD_Result serve_profile(struct server *srv, struct MHD_Connection *conn,
 				     struct request *req)
 {
-	struct cancel_ctx cc = { .srv = srv, .client_fd = client_fd(conn) };
 	struct capture_req cr = { .slot = -1 };
 	struct privsep_capture pc;
-	struct privsep_result ch;
 	char msg[API_MESSAGE_MAX];
 	enum api_code code;
-	enum MHD_Result ret;
 	const char *accept;
-	bool admitted;
-	int err;
 
 	if (req->too_large) {
 		snprintf(msg, sizeof(msg), "the body is larger than %d bytes", BODY_MAX);
@@ -533,25 +597,44 @@ static enum MHD_Result serve_profile(struct server *srv, struct MHD_Connection *
 		return send_error(conn, req, code, msg);
 	accept = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept");
 	cr.raw = accept && strcasestr(accept, RAW_TYPE);
-
-	ret = admit(srv, conn, req, &cr, &admitted);
-	if (!admitted)
-		return ret;
 	pc = (struct privsep_capture){
 		.script = req->route.script, .version = req->route.version,
 		.namespace_id = cr.p.has_actor ? cr.p.namespace_id : NULL,
 		.actor_id = cr.p.has_actor ? cr.p.actor_id : NULL,
 		.duration_ms = cr.p.duration_ms, .type = cr.p.type, .raw = cr.raw,
 	};
-	err = privsep__capture(srv->helper, &pc, capture_cancelled, &cc, &ch);
-	if (err) {
-		ret = helper_failed(conn, req, "record", err);
-	} else {
-		ret = capture_response(conn, req, &cr, &cc, &ch);
-		privsep_result__free(&ch);
+	return run_capture(srv, conn, req, &cr, &pc);
+}
+
+/* GET /debug/pprof/profile: a CPU profile of the next N seconds, gzip, as Go serves it. */
+static enum MHD_Result serve_pull(struct server *srv, struct MHD_Connection *conn,
+				  struct request *req)
+{
+	struct capture_req cr = { .pull = true, .slot = -1 };
+	struct privsep_capture pc;
+	struct api_pull_req q;
+	struct query_buf *qb;
+	char msg[API_MESSAGE_MAX];
+	enum api_code code;
+	int ret;
+
+	qb = request_query(conn);
+	if (!qb)
+		return MHD_NO;
+	if (qb->too_long) {
+		free(qb);
+		return send_error(conn, req, API_E_BAD_PATH, "the query is too long");
 	}
-	daemon_admit__release(srv->admit, cr.slot);
-	return ret;
+	ret = api__parse_pull_query(qb->s, &q, &code, msg, sizeof(msg));
+	free(qb);
+	if (ret)
+		return send_error(conn, req, code, msg);
+	cr.p = (struct api_profile_req){ .duration_ms = q.seconds * 1000, .type = API_PROFILE_CPU };
+	pc = (struct privsep_capture){
+		.script = q.script[0] ? q.script : NULL, .version = q.version[0] ? q.version : NULL,
+		.pid = q.pid, .duration_ms = cr.p.duration_ms, .type = API_PROFILE_CPU,
+	};
+	return run_capture(srv, conn, req, &cr, &pc);
 }
 
 /* ---- requests ----------------------------------------------------------- */
@@ -675,6 +758,8 @@ static enum MHD_Result start_request(struct server *srv, struct MHD_Connection *
 			     MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT));
 	case API_ROUTE_TARGETS:
 		return serve_targets(srv, conn, req);
+	case API_ROUTE_PULL:
+		return serve_pull(srv, conn, req);
 	case API_ROUTE_PROFILES:
 		return serve_windows(srv, conn, req);
 	default:
