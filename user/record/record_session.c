@@ -330,20 +330,24 @@ static int setup_targets(struct capture *c)
 		return err;
 	}
 	if (!c->env->npids) {
-		if (!c->discovered->nr) {
-			fprintf(stderr, "isoprof: no V8 runtime found on this host (isoprof targets "
-					"lists them); name a process with --pid\n");
-			record__set_exit(c, RECORD_EXIT_NOT_FOUND);
-			return -ESRCH;
-		}
 		for (size_t i = 0; i < c->discovered->nr; i++) {
 			err = add_target(c, c->discovered->procs[i].pid, &c->discovered->procs[i]);
 			if (err && err != -ESRCH && err != -ENOENT)
 				return err;
 		}
-		if (!c->ntargets)
-			record__set_exit(c, RECORD_EXIT_NOT_FOUND);
-		return c->ntargets ? 0 : -ESRCH;
+		if (c->ntargets)
+			return 0;
+		/* continuous runs from boot: the runtimes it is for may start later */
+		if (c->rolling) {
+			if (!c->env->quiet)
+				fprintf(stderr, "isoprof: no V8 runtime on this host yet: each one that "
+						"starts is sampled within a second\n");
+			return 0;
+		}
+		fprintf(stderr, "isoprof: no V8 runtime found on this host (isoprof targets "
+				"lists them); name a process with --pid\n");
+		record__set_exit(c, RECORD_EXIT_NOT_FOUND);
+		return -ESRCH;
 	}
 	for (int i = 0; i < c->env->npids; i++) {
 		err = add_target(c, c->env->pids[i], find_v8(c->discovered, c->env->pids[i]));
