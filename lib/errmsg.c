@@ -16,6 +16,18 @@ void errmsg__set(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
+int errmsg__fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}
+
 void errmsg__excerpt(char *dst, size_t dstlen, const void *src, size_t srclen)
 {
 	const unsigned char *s = src;

@@ -16,6 +16,10 @@
 void errmsg__set(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* errmsg__set(), then ret: `return errmsg__fail(err, errlen, -EINVAL, "...")`. */
+int errmsg__fail(char *err, size_t errlen, int ret, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
 void errmsg__excerpt(char *dst, size_t dstlen, const void *src, size_t srclen);
 
 #endif

@@ -10,12 +10,12 @@
  * one profile to the next.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/array.h"
+#include "lib/errmsg.h"
 #include "lib/timetext.h"
 #include "proto/pprof_builder.h"
 #include "proto/pprof_merge.h"
@@ -59,21 +59,6 @@ struct pprof_merge {
 	struct pprof_label *labels;
 	size_t labels_cap;
 };
-
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 struct pprof_merge *pprof_merge__new(void)
 {
@@ -234,13 +219,13 @@ static int check_kind(const struct pprof_merge *m, const Perftools__Profiles__Pr
 	if (!same) {
 		types_str(p, have, sizeof(have));
 		own_types_str(m, want, sizeof(want));
-		return errf(err, errlen, -EINVAL,
+		return errmsg__fail(err, errlen, -EINVAL,
 			    "sample types [%s] differ from [%s] of the profiles merged before: "
 			    "profiles of different kinds do not merge", have, want);
 	}
 	if (strcmp(vt_type(p, p->period_type), m->period_type) ||
 	    strcmp(vt_unit(p, p->period_type), m->period_unit))
-		return errf(err, errlen, -EINVAL,
+		return errmsg__fail(err, errlen, -EINVAL,
 			    "period type %s/%s differs from %s/%s of the profiles merged before",
 			    vt_type(p, p->period_type), vt_unit(p, p->period_type),
 			    m->period_type, m->period_unit);
@@ -433,7 +418,7 @@ int pprof_merge__add(struct pprof_merge *m, const struct pprof_profile *prof, ch
 	int ret;
 
 	if (m->finished)
-		return errf(err, errlen, -EINVAL, "the merged profile was written already");
+		return errmsg__fail(err, errlen, -EINVAL, "the merged profile was written already");
 	if (m->types) {
 		ret = check_kind(m, p, err, errlen);
 		if (ret)
@@ -441,7 +426,7 @@ int pprof_merge__add(struct pprof_merge *m, const struct pprof_profile *prof, ch
 	} else {
 		ret = take_kind(m, p);
 		if (ret)
-			return errf(err, errlen, ret, "out of memory");
+			return errmsg__fail(err, errlen, ret, "out of memory");
 	}
 	if (p->period > m->period) {
 		m->period = p->period;
@@ -458,7 +443,7 @@ int pprof_merge__add(struct pprof_merge *m, const struct pprof_profile *prof, ch
 	if (!ret)
 		ret = add_samples(m, p);
 	if (ret)
-		return errf(err, errlen, ret, "%s",
+		return errmsg__fail(err, errlen, ret, "%s",
 			    ret == -ENOMEM ? "out of memory" : "the profile does not merge");
 	m->count++;
 	return 0;

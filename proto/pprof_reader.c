@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/errmsg.h"
 #include "lib/fileio.h"
 #include "lib/gzip.h"
 #include "lib/hash.h"
@@ -39,21 +40,6 @@ struct pprof_profile {
 	uint32_t *sample_locs;		/* location indices of every sample, concatenated */
 	size_t *sample_loc_off;		/* per sample: first entry in sample_locs */
 };
-
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int errf(char *err, size_t errlen, int ret, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return ret;
-}
 
 static int idmap__init(struct idmap *m, size_t n)
 {
@@ -164,7 +150,7 @@ static int check_str(const Perftools__Profiles__Profile *p, int64_t idx, char *e
 	va_start(ap, what);
 	vsnprintf(name, sizeof(name), what, ap);
 	va_end(ap);
-	return errf(err, errlen, -EINVAL, "%s string %" PRId64 " out of range (%zu strings)",
+	return errmsg__fail(err, errlen, -EINVAL, "%s string %" PRId64 " out of range (%zu strings)",
 		    name, idx, p->n_string_table);
 }
 
@@ -173,13 +159,13 @@ static int check_table(const Perftools__Profiles__Profile *p, char *err, size_t 
 	const size_t n = p->n_string_table;
 
 	if (!n)
-		return errf(err, errlen, -EINVAL,
+		return errmsg__fail(err, errlen, -EINVAL,
 			    "string_table is empty (string_table[0] must be \"\")");
 	for (size_t i = 0; i < n; i++)
 		if (!p->string_table[i])
-			return errf(err, errlen, -EINVAL, "string_table[%zu] is NULL", i);
+			return errmsg__fail(err, errlen, -EINVAL, "string_table[%zu] is NULL", i);
 	if (p->string_table[0][0])
-		return errf(err, errlen, -EINVAL, "string_table[0] must be \"\" (is \"%.40s\")",
+		return errmsg__fail(err, errlen, -EINVAL, "string_table[0] must be \"\" (is \"%.40s\")",
 			    p->string_table[0]);
 	return 0;
 }
@@ -267,12 +253,12 @@ static int add_id(struct idmap *m, uint64_t id, size_t i, const char *what, char
 	int ret;
 
 	if (!id)
-		return errf(err, errlen, -EINVAL, "%s %zu: reserved id 0", what, i);
+		return errmsg__fail(err, errlen, -EINVAL, "%s %zu: reserved id 0", what, i);
 	ret = idmap__add(m, id);
 	if (ret == -EEXIST)
-		return errf(err, errlen, -EINVAL, "multiple %ss with id %" PRIu64, what, id);
+		return errmsg__fail(err, errlen, -EINVAL, "multiple %ss with id %" PRIu64, what, id);
 	if (ret)
-		return errf(err, errlen, ret, "out of memory");
+		return errmsg__fail(err, errlen, ret, "out of memory");
 	return 0;
 }
 
@@ -284,7 +270,7 @@ static int check_ids(const Perftools__Profiles__Profile *p, struct idmaps *maps,
 	if (idmap__init(&maps->mappings, p->n_mapping) ||
 	    idmap__init(&maps->functions, p->n_function) ||
 	    idmap__init(&maps->locations, p->n_location))
-		return errf(err, errlen, -ENOMEM, "out of memory");
+		return errmsg__fail(err, errlen, -ENOMEM, "out of memory");
 	/* Counts above UINT32_MAX cannot come from a 1 GiB message; indices fit in uint32_t. */
 	for (size_t i = 0; i < p->n_mapping; i++) {
 		ret = add_id(&maps->mappings, p->mapping[i]->id, i, "mapping", err, errlen);
@@ -304,7 +290,7 @@ static int check_ids(const Perftools__Profiles__Profile *p, struct idmaps *maps,
 		if (ret)
 			return ret;
 		if (l->mapping_id && !idmap__get(&maps->mappings, l->mapping_id, &idx))
-			return errf(err, errlen, -EINVAL,
+			return errmsg__fail(err, errlen, -EINVAL,
 				    "location id %" PRIu64 ": mapping id %" PRIu64
 				    " does not exist",
 				    l->id, l->mapping_id);
@@ -312,7 +298,7 @@ static int check_ids(const Perftools__Profiles__Profile *p, struct idmaps *maps,
 			uint64_t fid = l->line[j]->function_id;
 
 			if (!idmap__get(&maps->functions, fid, &idx))
-				return errf(err, errlen, -EINVAL,
+				return errmsg__fail(err, errlen, -EINVAL,
 					    "location id %" PRIu64 ": line %zu: function id %"
 					    PRIu64 " does not exist",
 					    l->id, j, fid);
@@ -325,18 +311,18 @@ static int check_samples(const Perftools__Profiles__Profile *p, const struct idm
 			 char *err, size_t errlen)
 {
 	if (!p->n_sample_type)
-		return errf(err, errlen, -EINVAL, "missing sample type information");
+		return errmsg__fail(err, errlen, -EINVAL, "missing sample type information");
 	for (size_t i = 0; i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];
 		uint32_t idx;
 
 		if (s->n_value != p->n_sample_type)
-			return errf(err, errlen, -EINVAL,
+			return errmsg__fail(err, errlen, -EINVAL,
 				    "sample %zu: %zu values, %zu sample types", i, s->n_value,
 				    p->n_sample_type);
 		for (size_t j = 0; j < s->n_location_id; j++)
 			if (!idmap__get(&maps->locations, s->location_id[j], &idx))
-				return errf(err, errlen, -EINVAL,
+				return errmsg__fail(err, errlen, -EINVAL,
 					    "sample %zu: location id %" PRIu64 " does not exist", i,
 					    s->location_id[j]);
 	}
@@ -350,7 +336,7 @@ static int validate(const Perftools__Profiles__Profile *p, struct idmaps *maps, 
 
 	if (p->n_mapping > UINT32_MAX || p->n_function > UINT32_MAX ||
 	    p->n_location > UINT32_MAX)
-		return errf(err, errlen, -EINVAL, "too many mappings, functions or locations");
+		return errmsg__fail(err, errlen, -EINVAL, "too many mappings, functions or locations");
 	ret = check_strings(p, err, errlen);
 	if (!ret)
 		ret = check_ids(p, maps, err, errlen);
@@ -378,12 +364,12 @@ static int gunzip(const uint8_t *in, size_t len, uint8_t **out, size_t *out_len,
 	int ret = gzip__decompress(in, len, PPROF_MAX_DECOMPRESSED, out, out_len, &why);
 
 	if (ret == -EFBIG)
-		return errf(err, errlen, ret, "decompressed size exceeds %llu bytes",
+		return errmsg__fail(err, errlen, ret, "decompressed size exceeds %llu bytes",
 			    (unsigned long long)PPROF_MAX_DECOMPRESSED);
 	if (ret == -EBADMSG)
-		return errf(err, errlen, ret, "gzip: %s", why);
+		return errmsg__fail(err, errlen, ret, "gzip: %s", why);
 	if (ret)
-		return errf(err, errlen, ret, "out of memory");
+		return errmsg__fail(err, errlen, ret, "out of memory");
 	return 0;
 }
 
@@ -475,7 +461,7 @@ static int wire_check(const uint8_t *p, size_t len, enum wire_msg msg, struct wi
 		uint64_t field;
 
 		if (!read_varint(&p, end, &key))
-			return errf(ws->err, ws->errlen, -EBADMSG, "protobuf: %s: bad field key",
+			return errmsg__fail(ws->err, ws->errlen, -EBADMSG, "protobuf: %s: bad field key",
 				    name);
 		field = key >> 3;
 		type = key & 7;
@@ -503,7 +489,7 @@ static int wire_check(const uint8_t *p, size_t len, enum wire_msg msg, struct wi
 			p += 4;
 			break;
 		default:
-			return errf(ws->err, ws->errlen, -EBADMSG,
+			return errmsg__fail(ws->err, ws->errlen, -EBADMSG,
 				    "protobuf: %s: field %" PRIu64 ": unknown wire type %u", name,
 				    field, type);
 		}
@@ -512,7 +498,7 @@ static int wire_check(const uint8_t *p, size_t len, enum wire_msg msg, struct wi
 		if ((f.kind == W_VARINT && type != 0) ||
 		    (f.kind == W_VARINTS && type != 0 && type != 2) ||
 		    ((f.kind == W_STRING || f.kind == W_MSG) && type != 2))
-			return errf(ws->err, ws->errlen, -EBADMSG,
+			return errmsg__fail(ws->err, ws->errlen, -EBADMSG,
 				    "protobuf: %s: field %" PRIu64
 				    " has wire type %u (type mismatch)",
 				    name, field, type);
@@ -521,7 +507,7 @@ static int wire_check(const uint8_t *p, size_t len, enum wire_msg msg, struct wi
 
 			while (q < p)
 				if (!read_varint(&q, p, &v))
-					return errf(ws->err, ws->errlen, -EBADMSG,
+					return errmsg__fail(ws->err, ws->errlen, -EBADMSG,
 						    "protobuf: %s: field %" PRIu64
 						    ": bad packed varint",
 						    name, field);
@@ -533,15 +519,15 @@ static int wire_check(const uint8_t *p, size_t len, enum wire_msg msg, struct wi
 		} else if (f.kind == W_STRING) {
 			/* Only Profile.string_table (6) is a string. */
 			if (!ws->nstrings && p > payload)
-				return errf(ws->err, ws->errlen, -EINVAL,
+				return errmsg__fail(ws->err, ws->errlen, -EINVAL,
 					    "string_table[0] must be \"\"");
 			if (memchr(payload, 0, (size_t)(p - payload)))
-				return errf(ws->err, ws->errlen, -EINVAL,
+				return errmsg__fail(ws->err, ws->errlen, -EINVAL,
 					    "string_table[%zu] contains a NUL byte", ws->nstrings);
 			ws->nstrings++;
 		} else if (msg == M_PROFILE && field == 9) {
 			if (ws->time_nanos)
-				return errf(ws->err, ws->errlen, -EINVAL,
+				return errmsg__fail(ws->err, ws->errlen, -EINVAL,
 					    "concatenated profiles detected (time_nanos set "
 					    "twice)");
 			ws->time_nanos = v;
@@ -549,7 +535,7 @@ static int wire_check(const uint8_t *p, size_t len, enum wire_msg msg, struct wi
 	}
 	return 0;
 truncated:
-	return errf(ws->err, ws->errlen, -EBADMSG, "protobuf: %s: truncated field", name);
+	return errmsg__fail(ws->err, ws->errlen, -EBADMSG, "protobuf: %s: truncated field", name);
 }
 
 void pprof_profile__free(struct pprof_profile *p)
@@ -649,7 +635,7 @@ int pprof_profile__parse(const uint8_t *data, size_t len, struct pprof_profile *
 			return ret;
 		data = raw;
 	} else if (len > PPROF_MAX_DECOMPRESSED) {
-		return errf(err, errlen, -EFBIG, "profile larger than %llu bytes",
+		return errmsg__fail(err, errlen, -EFBIG, "profile larger than %llu bytes",
 			    (unsigned long long)PPROF_MAX_DECOMPRESSED);
 	}
 	ret = wire_check(data, len, M_PROFILE,
@@ -658,12 +644,12 @@ int pprof_profile__parse(const uint8_t *data, size_t len, struct pprof_profile *
 		goto out;
 	prof = calloc(1, sizeof(*prof));
 	if (!prof) {
-		ret = errf(err, errlen, -ENOMEM, "out of memory");
+		ret = errmsg__fail(err, errlen, -ENOMEM, "out of memory");
 		goto out;
 	}
 	prof->msg = perftools__profiles__profile__unpack(NULL, len, data);
 	if (!prof->msg) {
-		ret = errf(err, errlen, -EBADMSG, "not a pprof profile (protobuf decoding failed)");
+		ret = errmsg__fail(err, errlen, -EBADMSG, "not a pprof profile (protobuf decoding failed)");
 		goto out;
 	}
 	ret = validate(prof->msg, &maps, err, errlen);
@@ -671,7 +657,7 @@ int pprof_profile__parse(const uint8_t *data, size_t len, struct pprof_profile *
 		goto out;
 	ret = build_view(prof, &maps);
 	if (ret) {
-		ret = errf(err, errlen, ret, "out of memory");
+		ret = errmsg__fail(err, errlen, ret, "out of memory");
 		goto out;
 	}
 	*out = prof;
@@ -693,14 +679,14 @@ int pprof_profile__read_file(const char *path, struct pprof_profile **out, char 
 	*out = NULL;
 	ret = fileio__read_stream(path, PPROF_MAX_DECOMPRESSED, &buf, &len);
 	if (ret == -EFBIG)
-		return errf(err, errlen, ret, "file larger than %llu bytes",
+		return errmsg__fail(err, errlen, ret, "file larger than %llu bytes",
 			    (unsigned long long)PPROF_MAX_DECOMPRESSED);
 	if (ret)
-		return errf(err, errlen, ret, "%s", strerror(-ret));
+		return errmsg__fail(err, errlen, ret, "%s", strerror(-ret));
 	if (len)
 		ret = pprof_profile__parse(buf, len, out, err, errlen);
 	else
-		ret = errf(err, errlen, -EBADMSG, "empty file");
+		ret = errmsg__fail(err, errlen, -EBADMSG, "empty file");
 	free(buf);
 	return ret;
 }
@@ -755,7 +741,7 @@ int pprof_profile__sample_index(const struct pprof_profile *p, const char *name,
 	v = strtol(name, &end, 10);
 	if (!*end && !errno) {
 		if (v < 0 || (size_t)v >= n)
-			return errf(err, errlen, -EINVAL,
+			return errmsg__fail(err, errlen, -EINVAL,
 				    "sample index %s is outside the range [0..%zu]", name, n - 1);
 		return (int)v;
 	}

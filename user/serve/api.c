@@ -454,14 +454,57 @@ static int parse_time_param(const char *name, const char *value, int64_t now_s, 
 		    "before now (-1h, -15m)", name);
 }
 
+/*
+ * The next parameter of the form-encoded query at *pp that is one of
+ * names[0..n): 1 with *which its index and its value decoded into value,
+ * 0 at the end, or fail()'s -EINVAL for a value that does not decode.
+ * Other parameters (a key that does not decode, or too long to be one of
+ * ours, is someone else's) are skipped.
+ */
+static int next_param(const char **pp, const char *const *names, int n, char *value,
+		      size_t value_size, int *which, enum api_code *code, char *err, size_t errlen)
+{
+	char key[16];
+
+	while (**pp) {
+		const char *p = *pp;
+		size_t len = strcspn(p, "&"), klen = strcspn(p, "=");
+		size_t vlen = klen < len ? len - klen - 1 : 0;
+		int ret;
+
+		*pp += len;
+		if (**pp == '&')
+			(*pp)++;
+		if (klen > len)
+			klen = len;
+		*which = -1;
+		if (len && decode_form(p, klen, key, sizeof(key)) == 0)
+			for (int i = 0; i < n; i++)
+				if (!strcmp(key, names[i]))
+					*which = i;
+		if (*which < 0)
+			continue;
+		ret = decode_form(klen < len ? p + klen + 1 : "", vlen, value, value_size);
+		if (ret == -ENAMETOOLONG)
+			return fail(code, API_E_BAD_PATH, err, errlen, "%s is longer than %d bytes",
+				    names[*which], API_SEGMENT_MAX);
+		if (ret)
+			return fail(code, API_E_BAD_PATH, err, errlen,
+				    "bad percent-encoding or a control character in %s",
+				    names[*which]);
+		return 1;
+	}
+	return 0;
+}
+
 int api__parse_profiles_query(const char *query, int64_t now_s, struct api_profiles_req *req,
 			       enum api_code *code, char *err, size_t errlen)
 {
 	static const char *const names[] = { "script", "version", "from", "until" };
-	char value[API_SEGMENT_MAX + 1], key[16];
+	char value[API_SEGMENT_MAX + 1];
 	bool seen[4] = { false };
 	const char *p = query ? query : "";
-	int ret;
+	int ret, which;
 
 	memset(req, 0, sizeof(*req));
 	*code = API_E_BAD_PATH;
@@ -469,53 +512,30 @@ int api__parse_profiles_query(const char *query, int64_t now_s, struct api_profi
 		err[0] = '\0';
 	req->until_s = now_s;
 	req->from_s = now_s - API_DEFAULT_SPAN_S;
-	while (*p) {
-		size_t len = strcspn(p, "&"), klen = strcspn(p, "=");
-		size_t vlen = klen < len ? len - klen - 1 : 0;
-		int which = -1;
-
-		if (klen > len)
-			klen = len;
-		if (len && decode_form(p, klen, key, sizeof(key)) == 0)
-			for (int i = 0; i < 4; i++)
-				if (!strcmp(key, names[i]))
-					which = i;
-		if (which >= 0) {
-			if (seen[which])
-				return fail(code, API_E_BAD_PATH, err, errlen,
-					    "%s is given twice", names[which]);
-			seen[which] = true;
-			ret = decode_form(klen < len ? p + klen + 1 : "", vlen, value,
-					  sizeof(value));
-			if (ret == -ENAMETOOLONG)
-				return fail(code, API_E_BAD_PATH, err, errlen,
-					    "%s is longer than %d bytes", names[which],
-					    API_SEGMENT_MAX);
+	while ((ret = next_param(&p, names, 4, value, sizeof(value), &which, code, err,
+				 errlen)) > 0) {
+		if (seen[which])
+			return fail(code, API_E_BAD_PATH, err, errlen, "%s is given twice",
+				    names[which]);
+		seen[which] = true;
+		switch (which) {
+		case 0:
+			memcpy(req->script, value, strlen(value) + 1);
+			break;
+		case 1:
+			memcpy(req->version, value, strlen(value) + 1);
+			break;
+		default:
+			ret = parse_time_param(names[which], value, now_s,
+					       which == 2 ? &req->from_s : &req->until_s, code, err,
+					       errlen);
 			if (ret)
-				return fail(code, API_E_BAD_PATH, err, errlen,
-					    "bad percent-encoding or a control character in %s",
-					    names[which]);
-			switch (which) {
-			case 0:
-				memcpy(req->script, value, strlen(value) + 1);
-				break;
-			case 1:
-				memcpy(req->version, value, strlen(value) + 1);
-				break;
-			case 2:
-			case 3:
-				ret = parse_time_param(names[which], value, now_s,
-						       which == 2 ? &req->from_s : &req->until_s,
-						       code, err, errlen);
-				if (ret)
-					return ret;
-				break;
-			}
+				return ret;
+			break;
 		}
-		p += len;
-		if (*p == '&')
-			p++;
 	}
+	if (ret)
+		return ret;
 	if (!req->script[0])
 		return fail(code, API_E_MISSING, err, errlen,
 			    "script is required: GET /v1/profiles?script=NAME[&version=V]"
@@ -549,54 +569,32 @@ int api__parse_pull_query(const char *query, struct api_pull_req *req, enum api_
 			  char *err, size_t errlen)
 {
 	static const char *const names[PULL_KEYS] = { "seconds", "script", "version", "pid" };
-	char value[API_SEGMENT_MAX + 1], key[16], seconds[API_SEGMENT_MAX + 1] = "";
+	char value[API_SEGMENT_MAX + 1], seconds[API_SEGMENT_MAX + 1] = "";
 	char pid[API_SEGMENT_MAX + 1] = "";
 	char *const dest[PULL_KEYS] = { seconds, req->script, req->version, pid };
 	bool seen[PULL_KEYS] = { false };
 	const char *p = query ? query : "";
 	long v;
-	int ret;
+	int ret, which;
 
 	memset(req, 0, sizeof(*req));
 	*code = API_E_BAD_PATH;
 	if (err && errlen)
 		err[0] = '\0';
-	while (*p) {
-		size_t len = strcspn(p, "&"), klen = strcspn(p, "=");
-		size_t vlen = klen < len ? len - klen - 1 : 0;
-		int which = -1;
-
-		if (klen > len)
-			klen = len;
-		/* a key that does not decode, or too long to be one of ours, is someone else's */
-		if (len && decode_form(p, klen, key, sizeof(key)) == 0)
-			for (int i = 0; i < PULL_KEYS; i++)
-				if (!strcmp(key, names[i]))
-					which = i;
-		if (which >= 0) {
-			ret = decode_form(klen < len ? p + klen + 1 : "", vlen, value, sizeof(value));
-			if (ret == -ENAMETOOLONG)
-				return fail(code, API_E_BAD_PATH, err, errlen,
-					    "%s is longer than %d bytes", names[which],
-					    API_SEGMENT_MAX);
-			if (ret)
-				return fail(code, API_E_BAD_PATH, err, errlen,
-					    "bad percent-encoding or a control character in %s",
-					    names[which]);
-			/* Go clients may repeat what they were given; two answers to one question are not */
-			if (seen[which] && strcmp(dest[which], value))
-				return fail(code, API_E_BAD_PATH, err, errlen,
-					    "%s is given twice with different values", names[which]);
-			if (!value[0])
-				return fail(code, API_E_BAD_PATH, err, errlen, "%s needs a value",
-					    names[which]);
-			seen[which] = true;
-			memcpy(dest[which], value, strlen(value) + 1);
-		}
-		p += len;
-		if (*p == '&')
-			p++;
+	while ((ret = next_param(&p, names, PULL_KEYS, value, sizeof(value), &which, code, err,
+				 errlen)) > 0) {
+		/* Go clients may repeat what they were given; two answers to one question are not */
+		if (seen[which] && strcmp(dest[which], value))
+			return fail(code, API_E_BAD_PATH, err, errlen,
+				    "%s is given twice with different values", names[which]);
+		if (!value[0])
+			return fail(code, API_E_BAD_PATH, err, errlen, "%s needs a value",
+				    names[which]);
+		seen[which] = true;
+		memcpy(dest[which], value, strlen(value) + 1);
 	}
+	if (ret)
+		return ret;
 	req->seconds = API_PULL_SECONDS_DEFAULT;
 	if (seen[PULL_SECONDS]) {
 		ret = parse_uint(seconds, 1, API_PULL_SECONDS_MAX, &req->seconds);
