@@ -6,8 +6,9 @@
  * functions go into the builder first (which deduplicates them by content
  * and gives them the merged profile's ids), then its locations, whose
  * lines and mapping are rewritten to those ids, then its samples.  The
- * per-profile tables (old id -> merged id) are scratch arrays reused from
- * one profile to the next.
+ * per-profile tables (message index -> merged id; the reader maps a
+ * profile's ids to indices) are scratch arrays reused from one profile to
+ * the next.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,18 +21,6 @@
 #include "proto/pprof_builder.h"
 #include "proto/pprof_merge.h"
 #include "proto/pprof_reader.h"
-
-struct id_pair {
-	uint64_t id;
-	uint32_t idx;
-};
-
-/* A profile's ids (unique, nonzero: validated) -> their message's index. */
-struct id_index {
-	struct id_pair *pairs;
-	size_t n, cap;
-	bool dense;		/* id == index + 1 throughout: no lookup needed */
-};
 
 struct pprof_merge {
 	struct pprof_builder *b;
@@ -50,8 +39,7 @@ struct pprof_merge {
 	uint8_t *is_comment;
 	size_t is_comment_cap;
 
-	/* scratch, per profile */
-	struct id_index maps, fns, locs;
+	/* scratch, per profile: its ids' ids in the merged profile, by message index */
 	uint64_t *map_ids, *fn_ids, *loc_ids, *sample_locs;
 	size_t map_ids_cap, fn_ids_cap, loc_ids_cap, sample_locs_cap;
 	struct pprof_line *lines;
@@ -86,9 +74,6 @@ void pprof_merge__free(struct pprof_merge *m)
 	free(m->period_type);
 	free(m->period_unit);
 	free(m->is_comment);
-	free(m->maps.pairs);
-	free(m->fns.pairs);
-	free(m->locs.pairs);
 	free(m->map_ids);
 	free(m->fn_ids);
 	free(m->loc_ids);
@@ -113,58 +98,6 @@ bool pprof_merge__range(const struct pprof_merge *m, int64_t *from_ns, int64_t *
 }
 
 /* ---- ids ----------------------------------------------------------------- */
-
-static int cmp_pair(const void *a, const void *b)
-{
-	const struct id_pair *x = a, *y = b;
-
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Index the ids of n messages; get(msgs, i) is message i's id. */
-static int id_index__build(struct id_index *x, size_t n, const void *msgs,
-			   uint64_t (*get)(const void *msgs, size_t i))
-{
-	x->dense = true;
-	x->n = 0;
-	for (size_t i = 0; i < n && x->dense; i++)
-		x->dense = get(msgs, i) == i + 1;
-	if (x->dense)
-		return 0;
-	if (n > UINT32_MAX || array_grow(&x->pairs, &x->cap, n))
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		x->pairs[i] = (struct id_pair){ get(msgs, i), (uint32_t)i };
-	qsort(x->pairs, n, sizeof(*x->pairs), cmp_pair);
-	x->n = n;
-	return 0;
-}
-
-/* The index of a message by id; the profile was validated, so it exists. */
-static size_t id_index__get(const struct id_index *x, uint64_t id)
-{
-	struct id_pair key = { .id = id }, *hit;
-
-	if (x->dense)
-		return (size_t)(id - 1);
-	hit = bsearch(&key, x->pairs, x->n, sizeof(*x->pairs), cmp_pair);
-	return hit ? hit->idx : 0;
-}
-
-static uint64_t mapping_id(const void *msgs, size_t i)
-{
-	return ((Perftools__Profiles__Mapping *const *)msgs)[i]->id;
-}
-
-static uint64_t function_id(const void *msgs, size_t i)
-{
-	return ((Perftools__Profiles__Function *const *)msgs)[i]->id;
-}
-
-static uint64_t location_id(const void *msgs, size_t i)
-{
-	return ((Perftools__Profiles__Location *const *)msgs)[i]->id;
-}
 
 /* ---- header ------------------------------------------------------------- */
 
@@ -325,7 +258,7 @@ static int add_mappings(struct pprof_merge *m, const Perftools__Profiles__Profil
 		if (!m->map_ids[i])
 			return -ENOMEM;
 	}
-	return id_index__build(&m->maps, p->n_mapping, p->mapping, mapping_id);
+	return 0;
 }
 
 static int add_functions(struct pprof_merge *m, const Perftools__Profiles__Profile *p)
@@ -341,11 +274,13 @@ static int add_functions(struct pprof_merge *m, const Perftools__Profiles__Profi
 		if (!m->fn_ids[i])
 			return -ENOMEM;
 	}
-	return id_index__build(&m->fns, p->n_function, p->function, function_id);
+	return 0;
 }
 
-static int add_locations(struct pprof_merge *m, const Perftools__Profiles__Profile *p)
+static int add_locations(struct pprof_merge *m, const struct pprof_profile *prof)
 {
+	const Perftools__Profiles__Profile *p = pprof_profile__proto(prof);
+
 	if (array_grow(&m->loc_ids, &m->loc_ids_cap, p->n_location))
 		return -ENOMEM;
 	for (size_t i = 0; i < p->n_location; i++) {
@@ -356,17 +291,18 @@ static int add_locations(struct pprof_merge *m, const Perftools__Profiles__Profi
 			return -ENOMEM;
 		for (size_t j = 0; j < l->n_line; j++)
 			m->lines[j] = (struct pprof_line){
-				.function_id = m->fn_ids[id_index__get(&m->fns, l->line[j]->function_id)],
+				.function_id = m->fn_ids[pprof_profile__index(prof, PPROF_FUNCTIONS,
+									     l->line[j]->function_id)],
 				.line = l->line[j]->line,
 				.column = l->line[j]->column,
 			};
 		if (l->mapping_id)
-			mid = m->map_ids[id_index__get(&m->maps, l->mapping_id)];
+			mid = m->map_ids[pprof_profile__index(prof, PPROF_MAPPINGS, l->mapping_id)];
 		m->loc_ids[i] = pprof_builder__location(m->b, mid, l->address, m->lines, l->n_line);
 		if (!m->loc_ids[i])
 			return errno == EINVAL ? -EINVAL : -ENOMEM;
 	}
-	return id_index__build(&m->locs, p->n_location, p->location, location_id);
+	return 0;
 }
 
 /* A sample's labels as the builder takes them; those pprof would drop are left out. */
@@ -390,8 +326,10 @@ static size_t sample_labels(struct pprof_merge *m, const Perftools__Profiles__Pr
 	return n;
 }
 
-static int add_samples(struct pprof_merge *m, const Perftools__Profiles__Profile *p)
+static int add_samples(struct pprof_merge *m, const struct pprof_profile *prof)
 {
+	const Perftools__Profiles__Profile *p = pprof_profile__proto(prof);
+
 	for (size_t i = 0; i < p->n_sample; i++) {
 		const Perftools__Profiles__Sample *s = p->sample[i];
 		size_t nlabels;
@@ -401,7 +339,8 @@ static int add_samples(struct pprof_merge *m, const Perftools__Profiles__Profile
 		    array_grow(&m->labels, &m->labels_cap, s->n_label))
 			return -ENOMEM;
 		for (size_t j = 0; j < s->n_location_id; j++)
-			m->sample_locs[j] = m->loc_ids[id_index__get(&m->locs, s->location_id[j])];
+			m->sample_locs[j] = m->loc_ids[pprof_profile__index(prof, PPROF_LOCATIONS,
+									      s->location_id[j])];
 		nlabels = sample_labels(m, p, s);
 		err = pprof_builder__add_sample(m->b, m->sample_locs, s->n_location_id, s->value,
 						s->n_value, m->labels, nlabels);
@@ -439,9 +378,9 @@ int pprof_merge__add(struct pprof_merge *m, const struct pprof_profile *prof, ch
 	if (!ret)
 		ret = add_functions(m, p);
 	if (!ret)
-		ret = add_locations(m, p);
+		ret = add_locations(m, prof);
 	if (!ret)
-		ret = add_samples(m, p);
+		ret = add_samples(m, prof);
 	if (ret)
 		return errmsg__fail(err, errlen, ret, "%s",
 			    ret == -ENOMEM ? "out of memory" : "the profile does not merge");

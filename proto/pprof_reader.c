@@ -31,16 +31,6 @@ struct idmap {
 	bool sparse;		/* an id is not its index + 1: look up in t */
 };
 
-struct pprof_profile {
-	Perftools__Profiles__Profile *msg;
-	struct pprof_frame *frames;
-	size_t nframes;
-	size_t *loc_frame_off;		/* per location: first frame */
-	uint32_t *loc_nframes;		/* per location: frame count */
-	uint32_t *sample_locs;		/* location indices of every sample, concatenated */
-	size_t *sample_loc_off;		/* per sample: first entry in sample_locs */
-};
-
 static int idmap__init(struct idmap *m, size_t n)
 {
 	m->ids = malloc((n ? n : 1) * sizeof(*m->ids));
@@ -119,6 +109,17 @@ static bool idmap__get(const struct idmap *m, uint64_t id, uint32_t *index)
 
 struct idmaps {
 	struct idmap mappings, functions, locations;
+};
+
+struct pprof_profile {
+	Perftools__Profiles__Profile *msg;
+	struct idmaps maps;		/* ids -> message indices, kept for pprof_profile__index() */
+	struct pprof_frame *frames;
+	size_t nframes;
+	size_t *loc_frame_off;		/* per location: first frame */
+	uint32_t *loc_nframes;		/* per location: frame count */
+	uint32_t *sample_locs;		/* location indices of every sample, concatenated */
+	size_t *sample_loc_off;		/* per sample: first entry in sample_locs */
 };
 
 static void idmaps__release(struct idmaps *maps)
@@ -549,7 +550,19 @@ void pprof_profile__free(struct pprof_profile *p)
 	free(p->loc_nframes);
 	free(p->sample_locs);
 	free(p->sample_loc_off);
+	idmaps__release(&p->maps);
 	free(p);
+}
+
+uint32_t pprof_profile__index(const struct pprof_profile *p, enum pprof_table table, uint64_t id)
+{
+	const struct idmap *m = table == PPROF_MAPPINGS ? &p->maps.mappings :
+				table == PPROF_FUNCTIONS ? &p->maps.functions :
+							   &p->maps.locations;
+	uint32_t index = 0;
+
+	idmap__get(m, id, &index);
+	return index;
 }
 
 static int build_view(struct pprof_profile *prof, const struct idmaps *maps)
@@ -624,7 +637,6 @@ int pprof_profile__parse(const uint8_t *data, size_t len, struct pprof_profile *
 			 char *err, size_t errlen)
 {
 	struct pprof_profile *prof = NULL;
-	struct idmaps maps = { 0 };
 	uint8_t *raw = NULL;
 	int ret;
 
@@ -652,10 +664,10 @@ int pprof_profile__parse(const uint8_t *data, size_t len, struct pprof_profile *
 		ret = errmsg__fail(err, errlen, -EBADMSG, "not a pprof profile (protobuf decoding failed)");
 		goto out;
 	}
-	ret = validate(prof->msg, &maps, err, errlen);
+	ret = validate(prof->msg, &prof->maps, err, errlen);
 	if (ret)
 		goto out;
-	ret = build_view(prof, &maps);
+	ret = build_view(prof, &prof->maps);
 	if (ret) {
 		ret = errmsg__fail(err, errlen, ret, "out of memory");
 		goto out;
@@ -663,7 +675,6 @@ int pprof_profile__parse(const uint8_t *data, size_t len, struct pprof_profile *
 	*out = prof;
 	prof = NULL;
 out:
-	idmaps__release(&maps);
 	pprof_profile__free(prof);
 	free(raw);
 	return ret;

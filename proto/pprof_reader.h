@@ -71,6 +71,15 @@ void pprof_profile__free(struct pprof_profile *p);
  */
 int pprof_validate(const Perftools__Profiles__Profile *p, char *err, size_t errlen);
 
+enum pprof_table { PPROF_MAPPINGS, PPROF_FUNCTIONS, PPROF_LOCATIONS };
+
+/*
+ * The index in the message's table of the mapping, function or location
+ * with this id.  The profile was validated, so every id it refers to is
+ * there; 0 for one it does not have.
+ */
+uint32_t pprof_profile__index(const struct pprof_profile *p, enum pprof_table table, uint64_t id);
+
 /* The underlying message, for header fields (time, duration, comments, mappings). */
 const Perftools__Profiles__Profile *pprof_profile__proto(const struct pprof_profile *p);
 /* String table lookup; "" for an out-of-range index. */
