@@ -23,7 +23,7 @@ DEMO_PACKAGES=(
 )
 TEST_PACKAGES=(
 	llvm libcmocka-dev libclang-rt-14-dev
-	golang-go linux-perf python3
+	golang-go linux-perf python3 openssl
 	strace time iproute2 util-linux
 	chromium
 )
@@ -40,7 +40,7 @@ DEMO_CHECKS=(
 	"glob:/usr/include/*/curl/curl.h"
 )
 TEST_CHECKS=(
-	"cmd:go" "cmd:perf" "cmd:strip" "cmd:python3"
+	"cmd:go" "cmd:perf" "cmd:strip" "cmd:python3" "cmd:openssl"
 	"cmd:strace" "file:/usr/bin/time" "cmd:ip" "cmd:ss" "cmd:unshare" "cmd:setpriv" "cmd:prlimit"
 	"file:/usr/bin/chromium" "file:/usr/include/cmocka.h"
 	"glob:/usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a"
