@@ -111,3 +111,15 @@ services_config() {
 		-e "s|@PORT_ALLOC@|$4|" "$TOP/tests/fixtures/services/config.capnp.in" \
 		>"$dir/config.capnp"
 }
+
+# services_start DIR PORT_ALPHA: workerd on DIR/config.capnp (services_config;
+# needs scripts/demo-lib.sh), its pid in WORKERD_PID and PIDS, up once alpha
+# answers; 1 (the log's tail printed) when it does not
+services_start() {
+	(cd "$1" && exec "$(demo_workerd_bin)" serve config.capnp) >"$1/workerd.log" 2>&1 &
+	WORKERD_PID=$!
+	PIDS+=("$WORKERD_PID")
+	demo_wait_http "http://127.0.0.1:$2/" && return 0
+	tail -5 "$1/workerd.log"
+	return 1
+}

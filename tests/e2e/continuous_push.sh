@@ -55,11 +55,7 @@ store_stop() {
 W=$T/wd
 mkdir -p "$T/store"
 services_config "$W" "$PA" "$PC" "$PL"
-(cd "$W" && exec "$(demo_workerd_bin)" serve config.capnp) >"$W/workerd.log" 2>&1 &
-WORKERD_PID=$!
-PIDS+=("$WORKERD_PID")
-if ! demo_wait_http "http://127.0.0.1:$PA/"; then
-	tail -5 "$W/workerd.log"
+if ! services_start "$W" "$PA"; then
 	fail "workerd start" "alpha did not start"
 	exit 0
 fi
