@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -20,38 +19,13 @@
 #include "lib/errmsg.h"
 #include "symbolize/elf_symtab.h"
 #include "user/capture/percpu.h"
+#include "user/capture/uprobe_multi.h"
 
 #define COLLECT_PREFIX "_ZN2v88internal4Heap14CollectGarbageE"
 #define JOB_POST_PREFIX "_ZN2v88platform19NewDefaultJobHandleE"
 /* Run(v8::JobDelegate*) inside namespace v8 (S_ = v8) and outside it */
 #define JOB_RUN_SUFFIX_V8 "3RunEPNS_11JobDelegateE"
 #define JOB_RUN_SUFFIX "3RunEPN2v811JobDelegateE"
-
-/*
- * uprobe_multi links (Linux 6.6), created with the bpf() syscall: the
- * libbpf this builds against may predate them.  The layout is the
- * kernel's union bpf_attr, link_create member (include/uapi/linux/bpf.h).
- */
-#define UPROBE_MULTI_ATTACH_TYPE 48	/* BPF_TRACE_UPROBE_MULTI */
-#define UPROBE_MULTI_RETURN 1u		/* BPF_F_UPROBE_MULTI_RETURN */
-
-struct uprobe_multi_attr {
-	__u32 prog_fd;
-	__u32 target_fd;
-	__u32 attach_type;
-	__u32 flags;
-	__u64 path;
-	__u64 offsets;
-	__u64 ref_ctr_offsets;
-	__u64 cookies;
-	__u32 cnt;
-	__u32 multi_flags;
-	__u32 pid;
-	__u32 pad[9];
-};
-
-_Static_assert(__builtin_offsetof(struct uprobe_multi_attr, path) == 16, "uprobe_multi path");
-_Static_assert(__builtin_offsetof(struct uprobe_multi_attr, pid) == 56, "uprobe_multi pid");
 
 /*
  * V8 has one CollectGarbage, one NewDefaultJobHandle and a few dozen
@@ -179,40 +153,6 @@ int gc_probes__add(struct gc_probes *g, pid_t pid, int exe_fd)
 	return b->err;
 }
 
-/*
- * BPF_LINK_CREATE of one uprobe_multi link: its descriptor, or -errno as
- * the kernel gave it.  pid 0: every process that maps the file.
- */
-static int uprobe_multi_link(int prog_fd, const char *path, const unsigned long *offsets,
-			     const __u64 *cookies, __u32 cnt, pid_t pid, bool ret)
-{
-	struct uprobe_multi_attr attr;
-	long fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.prog_fd = prog_fd;
-	attr.attach_type = UPROBE_MULTI_ATTACH_TYPE;
-	attr.path = (__u64)(unsigned long)path;
-	attr.offsets = (__u64)(unsigned long)offsets;
-	attr.cookies = (__u64)(unsigned long)cookies;
-	attr.cnt = cnt;
-	attr.multi_flags = ret ? UPROBE_MULTI_RETURN : 0;
-	attr.pid = (__u32)pid;
-	fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
-	return fd < 0 ? -errno : (int)fd;
-}
-
-/*
- * A kernel without uprobe_multi refuses the attach type as invalid: 6.1's
- * link_create() takes only BPF_PERF_EVENT and BPF_TRACE_KPROBE_MULTI for
- * a kprobe program, and its CHECK_ATTR() finds the fields past
- * kprobe_multi set.
- */
-static int unsupported_as_eopnotsupp(int err)
-{
-	return err == -EINVAL || err == -E2BIG ? -EOPNOTSUPP : err;
-}
-
 static int link_uprobe_multi(int prog_fd, const char *path, const struct gc_binary *b,
 			     pid_t pid, bool ret)
 {
@@ -233,10 +173,10 @@ static int link_uprobe_multi(int prog_fd, const char *path, const struct gc_bina
 		offsets[cnt] = b->offsets[i];
 		cookies[cnt++] = b->cookies[i];
 	}
-	fd = uprobe_multi_link(prog_fd, path, offsets, cookies, cnt, pid, ret);
+	fd = uprobe_multi__attach(prog_fd, path, offsets, cookies, cnt, pid, ret);
 	free(offsets);
 	free(cookies);
-	return fd < 0 ? unsupported_as_eopnotsupp(fd) : fd;
+	return fd;
 }
 
 int gc_probes__probe_kernel(struct gc_probes_kernel *out)
@@ -267,10 +207,10 @@ int gc_probes__probe_kernel(struct gc_probes_kernel *out)
 	 * probe_uprobe_multi_link() relies on); one that does not, with
 	 * EINVAL, as a real attach would be (link_uprobe_multi()).
 	 */
-	fd = uprobe_multi_link(prog_fd, "/", &offset, NULL, 1, 0, false);
+	fd = uprobe_multi__link(prog_fd, "/", &offset, NULL, 1, 0, false);
 	if (fd >= 0)
 		close(fd);
-	out->links = fd == -EBADF || fd >= 0 ? 0 : unsupported_as_eopnotsupp(fd);
+	out->links = fd == -EBADF || fd >= 0 ? 0 : uprobe_multi__unsupported_as_eopnotsupp(fd);
 	/*
 	 * pid -1: a kernel whose pid filter is per process ("bpf: fix
 	 * multi-uprobe PID filtering logic", 6.10, 6.9.5, 6.6.35) refuses it
@@ -279,7 +219,7 @@ int gc_probes__probe_kernel(struct gc_probes_kernel *out)
 	 */
 	out->process_filter = out->links;
 	if (!out->links) {
-		fd = uprobe_multi_link(prog_fd, "/", &offset, NULL, 1, -1, false);
+		fd = uprobe_multi__link(prog_fd, "/", &offset, NULL, 1, -1, false);
 		if (fd >= 0)
 			close(fd);
 		out->process_filter = fd == -EINVAL ? 0 : -EOPNOTSUPP;
