@@ -123,3 +123,20 @@ services_start() {
 	tail -5 "$1/workerd.log"
 	return 1
 }
+
+# heap_config DIR PORT_INSTR PORT_BUFFERS [V8FLAG...]: the allocation
+# fixture (tests/fixtures/heap/, its ground truth at the top of its config)
+# in DIR, code logs in DIR/v8logs, its config as DIR/config.capnp; each
+# V8FLAG (--no-turbo-inlining) goes before the perf map's flags
+heap_config() {
+	local dir=$1 pi=$2 pb=$3 extra='' flag
+	shift 3
+	for flag in "$@"; do
+		extra+="\"$flag\", "
+	done
+	mkdir -p "$dir/v8logs"
+	cp "$TOP/tests/fixtures/heap/instr.js" "$TOP/tests/fixtures/heap/buffers.js" "$dir/"
+	sed -e "s|@LOGDIR@|$dir/v8logs|" -e "s|@PORT_INSTR@|$pi|" -e "s|@PORT_BUFFERS@|$pb|" \
+		-e "s|@EXTRA_V8FLAGS@|$extra|" "$TOP/tests/fixtures/heap/config.capnp.in" \
+		>"$dir/config.capnp"
+}
