@@ -107,7 +107,7 @@ FORCE:
 # almost everywhere: every object waits for it (order-only; -MMD records the
 # real dependency after the first build).  Only the sampler and the GC
 # probes include the BPF skeletons, so only they wait for the BPF build.
-$(OBJ)/user/capture/sampler.o $(OBJ)/user/capture/gc_probes.o: $(SKELS)
+$(OBJ)/user/capture/sampler.o $(OBJ)/user/capture/gc_probes.o $(OBJ)/user/capture/alloc_probes.o: $(SKELS)
 
 $(OBJ)/%.o: %.c | $(GEN)/profile.pb-c.h
 	$(call msg,CC,$@)

@@ -43,6 +43,14 @@
 /* isolate is not the thread's own: a V8 platform thread running a job that
  * isolate posted (bpf/gc.bpf.c tags the thread) */
 #define ISOPROF_SAMPLE_ISOLATE_FROM_JOB (1u << 3)
+/*
+ * Not a CPU tick but an allocation the runtime itself chose to sample
+ * (bpf/alloc.bpf.c), alloc_size bytes: V8's sampling heap profiler
+ * (JS heap), or the process's malloc sampler (native heap).
+ */
+#define ISOPROF_SAMPLE_ALLOC_JS (1u << 4)
+#define ISOPROF_SAMPLE_ALLOC_NATIVE (1u << 5)
+#define ISOPROF_SAMPLE_ALLOC (ISOPROF_SAMPLE_ALLOC_JS | ISOPROF_SAMPLE_ALLOC_NATIVE)
 
 struct isoprof_sample {
 	__u64 time_ns;		/* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
@@ -57,7 +65,7 @@ struct isoprof_sample {
 	__u64 kernel_stack[ISOPROF_MAX_STACK_DEPTH];
 	__u64 user_stack[ISOPROF_MAX_STACK_DEPTH];
 	__u32 user_walked;	/* entries of user_function written (0 without a layout) */
-	__u32 pad;
+	__u32 alloc_size;	/* ISOPROF_SAMPLE_ALLOC: bytes asked for (0xffffffff: that or more); else 0 */
 	/*
 	 * Per user frame i < user_walked: with a naming layout, the untagged
 	 * address of the frame's SharedFunctionInfo, validated by its map (0:
@@ -131,6 +139,15 @@ struct isoprof_counters {
 };
 
 _Static_assert(sizeof(struct isoprof_counters) == 64, "isoprof_counters layout");
+
+/*
+ * Allocation probes (bpf/alloc.bpf.c): the cookie of a probe says which
+ * sampler it sits in (low byte) and which argument, 1-based, holds the
+ * size (next byte), as userspace read it from the function's signature.
+ */
+#define ISOPROF_ALLOC_SITE_V8 1		/* v8::internal::SamplingHeapProfiler::SampleObject */
+#define ISOPROF_ALLOC_SITE_NATIVE 2	/* the malloc's own sampler (tcmalloc) */
+#define ISOPROF_ALLOC_COOKIE(site, size_arg) ((__u64)(site) | ((__u64)(size_arg) << 8))
 
 /*
  * GC probes (bpf/gc.bpf.c): V8's stop-the-world pauses per isolate, and the

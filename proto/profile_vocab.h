@@ -54,6 +54,7 @@ enum sample_class {
 	CLASS_RUNTIME_NATIVE,
 	CLASS_KERNEL,
 	CLASS_IDLE,
+	CLASS_NATIVE_ALLOC,	/* heap profiles: an allocation the malloc sampled (docs/heap.md) */
 	NR_SAMPLE_CLASSES,
 };
 
@@ -65,9 +66,10 @@ static const char *const sample_class_names[NR_SAMPLE_CLASSES] = {
 	[CLASS_RUNTIME_NATIVE] = "runtime-native",
 	[CLASS_KERNEL] = "kernel",
 	[CLASS_IDLE] = "idle",
+	[CLASS_NATIVE_ALLOC] = "native-alloc",
 };
 
-/* "js", "v8-builtin", "gc", "v8-runtime", "runtime-native", "kernel", "idle" */
+/* "js", "v8-builtin", "gc", "v8-runtime", "runtime-native", "kernel", "idle", "native-alloc" */
 static inline const char *sample_class__str(enum sample_class cls)
 {
 	return (unsigned)cls < NR_SAMPLE_CLASSES ? sample_class_names[cls] : "unknown";

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* cpu_profile: stored samples as a pprof CPU profile; see cpu_profile.h. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -180,13 +181,67 @@ static uint64_t root_location(struct writer *w, enum synthetic_root root)
 	return w->root_ids[root];
 }
 
+/* The allocator's own frames: tcmalloc, and the malloc family it answers for. */
+static bool allocator_frame(const struct frame *f)
+{
+	static const char *const entries[] = {
+		"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "memalign",
+		"operator new", "__libc_malloc", "__libc_calloc",
+	};
+	const char *name = f->sym.name;
+
+	if (!name || f->jit || f->kernel)
+		return false;
+	if (!strncmp(name, "tcmalloc::", 10) || !strncmp(name, "TCMalloc", 8) ||
+	    !strncmp(name, "MallocExtension", 15) || !strncmp(name, "absl::", 6))
+		return true;
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		size_t n = strlen(entries[i]);
+
+		if (!strncmp(name, entries[i], n) && (!name[n] || name[n] == '('))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Where an allocation sample's stack starts: its innermost JS frame (JS
+ * heap: what lies above is V8's allocation slow path), or the first frame
+ * past the allocator (native heap).  0 when there is none such.
+ */
+static uint32_t alloc_first_frame(const struct writer *w, const struct stack_view *v, bool native)
+{
+	for (uint32_t i = 0; i < v->nframes; i++) {
+		const struct frame *f = frame_table__frame(w->ft, v->frames[i]);
+
+		if (native ? !allocator_frame(f) : f->cls == FRAME_JS)
+			return i;
+	}
+	return 0;
+}
+
+/* [objects, bytes] an allocation sample stands for (cpu_profile.h). */
+static void alloc_values(const struct alloc_weights *aw, const struct stored_sample *s,
+			 double out[2])
+{
+	bool native = s->flags & ISOPROF_SAMPLE_ALLOC_NATIVE;
+	double interval = (double)(native ? aw->native_interval : aw->js_interval);
+	double size = s->alloc_size ? (double)s->alloc_size : 1.0;
+	double p = interval > 0 ? -expm1(-size / interval) : 1.0;
+
+	out[0] = p > 0 ? 1.0 / p : 1.0;
+	out[1] = out[0] * size;
+}
+
 static int add_sample(struct writer *w, const struct sample_store *store,
 		      const struct stored_sample *s, const struct cpu_profile_info *info)
 {
 	const struct stack_view *v = frame_table__stack(w->ft, s->stack_id);
 	uint64_t loc_ids[2 * ISOPROF_MAX_STACK_DEPTH + 1];
 	enum sample_class cls = stack_view__class(v, s->isolate != 0);
+	bool native = s->flags & ISOPROF_SAMPLE_ALLOC_NATIVE;
 	enum synthetic_root root = ROOT_NONE;
+	uint32_t first = 0;
 	struct sample_attr attr = { 0 };
 	struct pprof_label labels[7] = {
 		{ .key = LABEL_PID, .num = s->pid },
@@ -197,14 +252,32 @@ static int add_sample(struct writer *w, const struct sample_store *store,
 	int64_t values[2] = { 1, (int64_t)info->period_ns };
 	size_t n = 0, nlabels = 4;
 
-	for (uint32_t i = 0; i < v->nframes; i++) {
+	if (info->alloc) {
+		double est[2];
+
+		alloc_values(info->alloc, s, est);
+		values[0] = llround(est[0]);
+		values[1] = llround(est[1]);
+		w->stats->alloc_objects[native] += est[0];
+		w->stats->alloc_bytes[native] += est[1];
+		first = alloc_first_frame(w, v, native);
+		if (native)
+			cls = CLASS_NATIVE_ALLOC;
+		else if (first < v->nframes &&
+			 frame_table__frame(w->ft, v->frames[first])->cls == FRAME_JS)
+			cls = CLASS_JS;
+		labels[3].str = sample_class__str(cls);
+	}
+	for (uint32_t i = first; i < v->nframes; i++) {
 		loc_ids[n] = location_for(w, v->frames[i]);
 		if (!loc_ids[n++])
 			return -ENOMEM;
 		if (!frame_table__frame(w->ft, v->frames[i])->sym.name)
 			w->stats->unsymbolized_frames++;
 	}
-	if (cls == CLASS_GC)
+	if (info->alloc)
+		root = ROOT_NONE;
+	else if (cls == CLASS_GC)
 		root = ROOT_GC;
 	else if (cls == CLASS_IDLE)
 		root = ROOT_IDLE;
@@ -225,7 +298,7 @@ static int add_sample(struct writer *w, const struct sample_store *store,
 		labels[nlabels++] = (struct pprof_label){ .key = LABEL_VERSION, .str = attr.version };
 
 	w->stats->samples++;
-	w->stats->frames += v->nframes;
+	w->stats->frames += v->nframes - first;
 	w->stats->class_samples[cls]++;
 	if (v->leaf_jit) {
 		w->stats->jit_leaf_samples++;
@@ -256,8 +329,10 @@ static int add_summary_comments(struct pprof_builder *b, const struct cpu_profil
 
 	len += snprintf(text, sizeof(text), "classes:");
 	for (int c = 0; c < NR_SAMPLE_CLASSES && len < sizeof(text); c++)
-		len += snprintf(text + len, sizeof(text) - len, " %s %llu", sample_class__str(c),
-				(unsigned long long)st->class_samples[c]);
+		if (st->class_samples[c] || c != CLASS_NATIVE_ALLOC)
+			len += snprintf(text + len, sizeof(text) - len, " %s %llu",
+					sample_class__str(c),
+					(unsigned long long)st->class_samples[c]);
 	err = pprof_builder__add_comment(b, text);
 	if (!err && st->jit_leaf_samples) {
 		snprintf(text, sizeof(text), "jit: %llu samples with a JIT leaf, %llu named (%.1f%%)",
@@ -294,13 +369,25 @@ int cpu_profile__build(const struct sample_store *store, const struct frame_tabl
 		err = -ENOMEM;
 		goto out;
 	}
-	if (pprof_builder__add_sample_type(w.b, SAMPLE_TYPE_SAMPLES, UNIT_COUNT) ||
-	    pprof_builder__add_sample_type(w.b, SAMPLE_TYPE_CPU, UNIT_NANOSECONDS)) {
-		err = -ENOMEM;
-		goto out;
+	if (info->alloc) {
+		if (pprof_builder__add_sample_type(w.b, SAMPLE_TYPE_ALLOC_OBJECTS, UNIT_COUNT) ||
+		    pprof_builder__add_sample_type(w.b, SAMPLE_TYPE_ALLOC_SPACE, UNIT_BYTES)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		pprof_builder__set_default_sample_type(w.b, SAMPLE_TYPE_ALLOC_SPACE);
+		pprof_builder__set_period(w.b, PERIOD_TYPE_SPACE, UNIT_BYTES,
+					  (int64_t)info->alloc->js_interval);
+	} else {
+		if (pprof_builder__add_sample_type(w.b, SAMPLE_TYPE_SAMPLES, UNIT_COUNT) ||
+		    pprof_builder__add_sample_type(w.b, SAMPLE_TYPE_CPU, UNIT_NANOSECONDS)) {
+			err = -ENOMEM;
+			goto out;
+		}
+		pprof_builder__set_default_sample_type(w.b, SAMPLE_TYPE_CPU);
+		pprof_builder__set_period(w.b, SAMPLE_TYPE_CPU, UNIT_NANOSECONDS,
+					  (int64_t)info->period_ns);
 	}
-	pprof_builder__set_default_sample_type(w.b, SAMPLE_TYPE_CPU);
-	pprof_builder__set_period(w.b, SAMPLE_TYPE_CPU, UNIT_NANOSECONDS, (int64_t)info->period_ns);
 	pprof_builder__set_time(w.b, info->time_nanos, info->duration_nanos);
 	for (size_t i = 0; i < info->ncomments; i++) {
 		err = pprof_builder__add_comment(w.b, info->comments[i]);

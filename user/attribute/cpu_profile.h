@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /*
- * cpu_profile: turns stored samples into a pprof CPU profile.
+ * cpu_profile: turns stored samples into a pprof CPU profile, or, given
+ * allocation weights, allocation samples into a heap profile.
  *
  * Every kept sample becomes a pprof sample [samples/count = 1,
  * cpu/nanoseconds = period] on its symbolized stack (from the frame table),
@@ -11,6 +12,15 @@
  * when no JS frame is on the stack.  Frames that cannot be named keep
  * their address and mapping and get a synthetic function that says why
  * ("[unknown] libfoo.so", "[jit] <unknown>").
+ *
+ * Allocation samples (cpu_profile_info.alloc; docs/heap.md) become
+ * [alloc_objects/count, alloc_space/bytes], the unsampled estimate of what
+ * the sample stands for: an allocation of s bytes under a sampler with mean
+ * interval r is sampled with probability 1 - exp(-s/r), so it stands for
+ * 1 / (1 - exp(-s/r)) allocations of s bytes (V8's own scaling).  Their
+ * stacks start at the allocating code: above the innermost JS frame for
+ * the JS heap, above the allocator's own frames for the native heap
+ * (class native-alloc); no synthetic root.
  *
  * Errors: negative errno (-ENOMEM, or from writing the file).
  */
@@ -37,6 +47,12 @@ typedef bool (*cpu_profile_filter_fn)(const struct stored_sample *s, void *ctx);
 typedef void (*cpu_profile_attr_fn)(const struct stored_sample *s, void *ctx,
 				    struct sample_attr *out);
 
+/* The mean sampling intervals of allocation samples, in bytes. */
+struct alloc_weights {
+	uint64_t js_interval;		/* V8's sampling heap profiler */
+	uint64_t native_interval;	/* the malloc's sampler */
+};
+
 struct cpu_profile_info {
 	int64_t time_nanos;		/* wall clock at the start of the window */
 	int64_t duration_nanos;		/* length of the window */
@@ -47,6 +63,8 @@ struct cpu_profile_info {
 	void *filter_ctx;
 	cpu_profile_attr_fn attr;
 	void *attr_ctx;
+	/* NULL: CPU samples; else the store holds allocation samples */
+	const struct alloc_weights *alloc;
 };
 
 #define CPU_PROFILE_MAX_HINT_PIDS 16
@@ -61,6 +79,8 @@ struct cpu_profile_stats {
 	/* samples whose JIT leaf is inside inlined functions, by who said so */
 	uint64_t jit_leaf_inlined_by[SYM_SOURCE_HEAP + 1];
 	uint64_t class_samples[NR_SAMPLE_CLASSES];
+	/* allocation samples: the estimated bytes and objects, JS heap then native */
+	double alloc_bytes[2], alloc_objects[2];
 	/* processes with JIT frames but no perf map, for the user's hint */
 	uint32_t no_perfmap_pids[CPU_PROFILE_MAX_HINT_PIDS];
 	size_t nr_no_perfmap_pids;

@@ -258,6 +258,8 @@ int sample_store__add(struct sample_store *st, const struct isoprof_sample *s)
 	out->tid = s->tid;
 	out->cpu = s->cpu;
 	out->flags = s->flags;
+	out->alloc_size = s->alloc_size;
+	out->pad = 0;
 	out->stack_id = stack_id;
 	out->comm_id = comm_id;
 	return 0;

@@ -27,6 +27,8 @@ struct stored_sample {
 	uint32_t flags;		/* ISOPROF_SAMPLE_* */
 	uint32_t stack_id;
 	uint32_t comm_id;
+	uint32_t alloc_size;	/* ISOPROF_SAMPLE_ALLOC: bytes asked for; else 0 */
+	uint32_t pad;
 };
 
 struct stored_stack {

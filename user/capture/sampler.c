@@ -287,6 +287,21 @@ int sampler__thread_tags_fd(const struct sampler *s)
 	return bpf_map__fd(s->skel->maps.thread_tags);
 }
 
+int sampler__samples_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.samples);
+}
+
+int sampler__v8_layouts_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.v8_layouts);
+}
+
+size_t sampler__ring_bytes(const struct sampler *s)
+{
+	return bpf_map__max_entries(s->skel->maps.samples);
+}
+
 int sampler__counters(struct sampler *s, struct isoprof_counters *out)
 {
 	return percpu__sum_u64(s->skel->maps.counters, out, sizeof(*out));

@@ -80,6 +80,10 @@ int sampler__stop(struct sampler *s);
  */
 int sampler__targets_fd(const struct sampler *s);
 int sampler__thread_tags_fd(const struct sampler *s);
+/* The ring and the V8 layouts, for other programs that write samples (alloc_probes.h). */
+int sampler__samples_fd(const struct sampler *s);
+int sampler__v8_layouts_fd(const struct sampler *s);
+size_t sampler__ring_bytes(const struct sampler *s);
 
 /* Sum of the per-CPU counters. */
 int sampler__counters(struct sampler *s, struct isoprof_counters *out);

@@ -44,6 +44,7 @@
 #include "user/attribute/source_maps.h"
 #include "user/record/capture.h"
 #include "user/capture/discover.h"
+#include "user/capture/alloc_probes.h"
 #include "user/capture/gc_probes.h"
 #include "user/capture/sample_store.h"
 #include "user/capture/sampler.h"
@@ -83,6 +84,9 @@ struct target_state {
 	uint64_t js_frames, js_bad;	/* JS frames sampled; not validated or not read */
 	bool gc_probed;			/* its GC pauses are measured (gc_probes.h) */
 	const char *gc_why;		/* static text: why not, when it is a V8 target */
+	int alloc_sites;		/* --type heap: ALLOC_SITES_* probed (alloc_probes.h) */
+	const char *alloc_why;		/* static text: why none, when it is a V8 target */
+	uint64_t alloc_samples;		/* allocation samples kept */
 };
 
 struct pprof_profile;
@@ -103,6 +107,8 @@ struct v8_outcome {
 	struct json_object *crosscheck;	/* its key numbers (crosscheck__key_json()); NULL: none */
 	char *skipped;			/* --type cpu: why no cross-check; NULL: there is one */
 	bool has_heap;			/* --type heap: heap holds the written profile's totals */
+	const char *own_path;		/* --type heap: isoprof's own heap profile the totals
+					 * are of (c->group_heap_paths); NULL: V8's */
 	struct heap_summary heap;
 };
 
@@ -132,6 +138,15 @@ struct capture {
 	struct sampler *sampler;
 	struct gc_probes *gc;		/* NULL: off (--no-gc-probes) or not loaded */
 	struct isoprof_gc_counters gc_counters;	/* read at the end of the window */
+	/* --type heap: allocation samples (alloc_probes.h), kept apart from the CPU's */
+	struct alloc_probes *alloc;
+	struct sample_store *alloc_store;
+	struct isoprof_counters alloc_counters;	/* read at the end of the window */
+	uint64_t native_interval;		/* the malloc sampler's mean interval, bytes */
+	struct frame_table *alloc_ft;		/* the allocation samples' frames */
+	struct pprof_profile **group_heap_profiles; /* per group: isoprof's heap profile */
+	char **group_heap_paths;		/* per group: its file, or NULL */
+	bool heap_written;			/* isoprof wrote a heap profile of its own */
 	struct symbolizer *sym;
 	struct read_budget read_budget;	/* bytes read from target files (safe_open.h) */
 	struct discover_list *discovered;

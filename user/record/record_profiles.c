@@ -774,6 +774,182 @@ static int write_per_isolate(struct capture *c, struct cpu_profile_info *info)
 	return 0;
 }
 
+/*
+ * --type heap: isoprof's own allocation profiles (docs/heap.md), one per
+ * selected isolate, from the allocation samples of its process and
+ * isolate; kept parsed in c->group_heap_profiles for the cross-check with
+ * V8's.  With -o and no --out-dir, the one isolate that allocated goes to
+ * the file.
+ */
+struct heap_filter {
+	uint32_t pid;
+	uint64_t isolate;
+};
+
+static bool keep_allocation(const struct stored_sample *s, void *ctx)
+{
+	const struct heap_filter *f = ctx;
+
+	return s->pid == f->pid && s->isolate == f->isolate;
+}
+
+static void group_attr(const struct stored_sample *s, void *ctx, struct sample_attr *out)
+{
+	const struct isolate_group *g = ctx;
+
+	(void)s;
+	out->isolate = g->isolate_str;
+	out->script = isolate_group__script(g);
+	out->version = isolate_group__version(g);
+}
+
+static uint64_t group_allocations(const struct capture *c, const struct isolate_group *g)
+{
+	const struct stored_sample *samples = sample_store__samples(c->alloc_store);
+	size_t n = sample_store__count(c->alloc_store);
+	uint64_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += samples[i].pid == g->pid && samples[i].isolate == g->isolate;
+	return k;
+}
+
+/* -o FILE: the one selected isolate with allocations, -ENOENT none, -EINVAL several. */
+static ssize_t heap_output_group(const struct capture *c)
+{
+	ssize_t pick = -ENOENT;
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (c->selected[i] && g->isolate && group_allocations(c, g)) {
+			pick = (ssize_t)i;
+			n++;
+		}
+	}
+	if (n > 1) {
+		fprintf(stderr, "isoprof: %zu isolates allocated for -o %s: name one worker with "
+				"--script, or give --out-dir DIR\n", n, c->env->output);
+		return -EINVAL;
+	}
+	return pick;
+}
+
+static int write_heap_one(struct capture *c, struct cpu_profile_info *info, size_t group,
+			  const char *path)
+{
+	const struct isolate_group *g = &c->attr.groups[group];
+	struct heap_filter filter = { .pid = g->pid, .isolate = g->isolate };
+	struct cpu_profile_stats st;
+	struct pprof_builder *b;
+	uint8_t *bytes = NULL;
+	size_t len;
+	char why[128];
+	int err;
+
+	info->filter = keep_allocation;
+	info->filter_ctx = &filter;
+	info->attr = group_attr;
+	info->attr_ctx = (void *)g;
+	err = cpu_profile__build(c->alloc_store, c->alloc_ft, c->sym, info, &b, &st);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot build %s: %s\n", path, strerror(-err));
+		return err;
+	}
+	err = record__write_profile(c, path, b);
+	if (err) {
+		fprintf(stderr, "isoprof: cannot write %s: %s\n", path, strerror(-err));
+		pprof_builder__free(b);
+		return err;
+	}
+	/* the cross-check with V8's heap profile reads exactly what was written */
+	err = pprof_builder__serialize(b, false, &bytes, &len);
+	if (!err)
+		err = pprof_profile__parse(bytes, len, &c->group_heap_profiles[group], why,
+					   sizeof(why));
+	free(bytes);
+	pprof_builder__free(b);
+	if (err == -ENOMEM)
+		return err;
+	c->group_heap_paths[group] = strdup(path);
+	if (!c->group_heap_paths[group])
+		return -ENOMEM;
+	if (!c->env->quiet)
+		fprintf(stderr, "isoprof: wrote %s: heap profile of isolate %s (%s), %llu allocation "
+				"samples: JS heap %.1f MiB, native %.1f MiB allocated\n",
+			path, g->isolate_str, record__esc(isolate_group__script(g)),
+			(unsigned long long)st.samples, st.alloc_bytes[0] / 1048576.0,
+			st.alloc_bytes[1] / 1048576.0);
+	accumulate(&c->stats, &st);
+	c->nwritten++;
+	if (!c->first_written[0])
+		snprintf(c->first_written, sizeof(c->first_written), "%s", path);
+	return 0;
+}
+
+static int write_heap_profiles(struct capture *c, const struct cpu_profile_info *base)
+{
+	const struct alloc_weights weights = {
+		.js_interval = V8_HEAP_SAMPLING_INTERVAL,
+		.native_interval = c->native_interval,
+	};
+	struct cpu_profile_info info = *base;
+	char **comments = (char **)base->comments;
+	const char *suffix = c->env->raw ? "heap.pb" : "heap.pb.gz";
+	char path[PATH_MAX];
+	ssize_t only = -1;
+	int err = 0;
+
+	if (!c->alloc_store || !c->alloc)
+		return 0;
+	c->group_heap_profiles = calloc(c->attr.ngroups + 1, sizeof(*c->group_heap_profiles));
+	c->group_heap_paths = calloc(c->attr.ngroups + 1, sizeof(*c->group_heap_paths));
+	c->alloc_ft = frame_table__build(c->alloc_store, c->sym, c->isolates);
+	if (!c->group_heap_profiles || !c->group_heap_paths || !c->alloc_ft)
+		return -ENOMEM;
+	if (c->maps && frame_table__map_sources(c->alloc_ft, c->alloc_store, c->maps) == -ENOMEM)
+		return -ENOMEM;
+	if (!c->env->out_dir) {
+		only = heap_output_group(c);
+		if (only == -ENOENT) {
+			fprintf(stderr, "isoprof: no allocation samples in the window: only V8's heap "
+					"profile is written\n");
+			return 0;
+		}
+		if (only < 0)
+			return (int)only;
+	}
+	info.alloc = &weights;
+	comments[info.ncomments] = record__asprintf(
+		"heap: allocations sampled during the window where the runtime samples them (JS "
+		"heap: V8's sampling heap profiler, interval %d bytes; native heap: the malloc's "
+		"sampler, interval %llu bytes, class native-alloc); this is not retained memory",
+		V8_HEAP_SAMPLING_INTERVAL, (unsigned long long)c->native_interval);
+	if (!comments[info.ncomments])
+		return -ENOMEM;
+	info.ncomments++;
+	for (size_t i = 0; i < c->attr.ngroups && !err; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+		size_t nbase = info.ncomments;
+
+		if (!g->isolate || !c->selected[i] || (only >= 0 && (size_t)only != i))
+			continue;
+		if (only >= 0)
+			snprintf(path, sizeof(path), "%s", c->env->output);
+		else if ((err = record__group_path(c, g, suffix, path, sizeof(path))))
+			break;
+		err = with_gc_comments(c, &info, &g, 1);
+		if (!err)
+			err = write_heap_one(c, &info, i, path);
+		drop_gc_comments(&info, nbase);
+	}
+	free(comments[--info.ncomments]);
+	comments[info.ncomments] = NULL;
+	c->heap_written = !err && c->nwritten;
+	return err;
+}
+
 /* The profiles' comments: how the capture went.  Some may be NULL (ENOMEM). */
 static size_t profile_comments(const struct capture *c, const struct isoprof_counters *cnt,
 			       char *comments[MAX_COMMENTS])
@@ -855,7 +1031,7 @@ static size_t profile_comments(const struct capture *c, const struct isoprof_cou
 int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt,
 			   double *process_ms)
 {
-	char *comments[MAX_COMMENTS + 2 * MAX_GC_ISOLATES];
+	char *comments[MAX_COMMENTS + 2 * MAX_GC_ISOLATES + 1];
 	size_t ncomments = 0;
 	uint64_t t0 = monotime_ns();
 	struct cpu_profile_info info = {
@@ -882,6 +1058,8 @@ int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt
 	info.ncomments = ncomments;
 	if (c->env->out_dir || c->env->sink || c->env->type == RECORD_HEAP) {
 		err = write_per_isolate(c, &info);
+		if (!err && c->env->type == RECORD_HEAP)
+			err = write_heap_profiles(c, &info);
 	} else {
 		const struct isolate_group **groups = calloc(c->attr.ngroups + 1, sizeof(*groups));
 		size_t ngroups = 0;

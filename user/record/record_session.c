@@ -366,6 +366,12 @@ int record_session__open(struct capture *c)
 
 	read_budget__init(&c->read_budget, SAFE_OPEN_CAPTURE_MAX);
 	c->store = sample_store__new();
+	/* tcmalloc's default; what a target set instead is read when it is probed */
+	c->native_interval = ALLOC_NATIVE_DEFAULT_INTERVAL;
+	if (c->env->type == RECORD_HEAP && !(c->alloc_store = sample_store__new())) {
+		fprintf(stderr, "isoprof: out of memory\n");
+		return -ENOMEM;
+	}
 	c->sym = symbolizer__new(&(struct symbolizer_opts){ .budget = &c->read_budget,
 							   .lazy_jit = true });
 	c->isolates = isolate_registry__new();
@@ -512,11 +518,16 @@ static void commit_pending(struct capture *c)
 		}
 		if (c->store_err)
 			continue;
-		err = sample_store__add(c->store, s);
+		if (s->flags & ISOPROF_SAMPLE_ALLOC) {
+			/* a heap capture's allocations, never mixed with its CPU ticks */
+			err = c->alloc_store ? sample_store__add(c->alloc_store, s) : 0;
+			t->alloc_samples += c->alloc_store && !err;
+		} else {
+			err = sample_store__add(c->store, s);
+			t->samples += !err;
+		}
 		if (err)
 			c->store_err = err;
-		else
-			t->samples++;
 		if (t->layout)
 			read_functions(c, t, s);
 	}
@@ -634,6 +645,77 @@ static void gc_probe_newcomer(struct capture *c, struct target_state *t)
 		t->gc_why = "its binary was first seen after the start: not probed";
 }
 
+/*
+ * --type heap: allocation probes on each V8 target, attached before V8's
+ * sampling heap profiler starts so that both see the same allocations.
+ * Not being able to probe leaves V8's own heap profile: the summary and
+ * the comments say why.
+ */
+static void arm_alloc_probes(struct capture *c)
+{
+	static const struct safe_open_opts exe_opts = {
+		.proc_link = true,
+		.max_bytes = SAFE_OPEN_ELF_MAX,
+	};
+	struct alloc_probes_opts aopts = {
+		.samples_fd = sampler__samples_fd(c->sampler),
+		.targets_fd = sampler__targets_fd(c->sampler),
+		.thread_tags_fd = sampler__thread_tags_fd(c->sampler),
+		.v8_layouts_fd = sampler__v8_layouts_fd(c->sampler),
+		.thread_tags = !c->env->no_gc_probes,
+		.ringbuf_bytes = sampler__ring_bytes(c->sampler),
+	};
+	char err_buf[256] = "", path[64];
+	int err, fd;
+
+	aopts.err_buf = err_buf;
+	aopts.err_len = sizeof(err_buf);
+	c->alloc = alloc_probes__new(&aopts);
+	if (!c->alloc)
+		fprintf(stderr, "isoprof: warning: no allocation probes, only V8's heap profile: %s\n",
+			err_buf[0] ? err_buf : strerror(errno));
+	for (int i = 0; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (!t->v8)
+			continue;
+		if (!c->alloc) {
+			t->alloc_why = "the allocation probes could not be loaded";
+			continue;
+		}
+		snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
+		fd = safe_open__file(path, &exe_opts, NULL);
+		if (fd < 0) {
+			t->alloc_why = "its executable could not be opened";
+			continue;
+		}
+		err = alloc_probes__add(c->alloc, t->pid, fd);
+		close(fd);
+		if (err == -ENOENT)
+			t->alloc_why = "no allocation sampler's symbol in its executable";
+		else if (err)
+			t->alloc_why = "its executable's symbols could not be read";
+	}
+	if (!c->alloc)
+		return;
+	err = alloc_probes__attach(c->alloc);
+	if (err && err != -ENOENT)
+		fprintf(stderr, "isoprof: warning: no allocation probes: cannot attach uprobes: %s%s\n",
+			strerror(-err), err == -EOPNOTSUPP ? " (uprobe_multi needs Linux 6.6)" : "");
+	for (int i = 0; i < c->ntargets; i++) {
+		struct target_state *t = &c->targets[i];
+
+		if (!t->v8 || t->alloc_why)
+			continue;
+		err = alloc_probes__sites(c->alloc, t->pid);
+		if (err > 0)
+			t->alloc_sites = err;
+		else
+			t->alloc_why = err == -EOPNOTSUPP ? "uprobe_multi needs Linux 6.6"
+						  : "the uprobes could not be attached";
+	}
+}
+
 int record_session__arm(struct capture *c)
 {
 	struct sampler_opts sopts = {
@@ -686,6 +768,8 @@ int record_session__arm(struct capture *c)
 		record__set_exit(c, RECORD_EXIT_NO_BPF);
 		return c->ncpus;
 	}
+	if (c->env->type == RECORD_HEAP)
+		arm_alloc_probes(c);
 	/* V8's window starts once isoprof's is armed, and ends before it */
 	record_v8__start(c);
 	/*
@@ -984,6 +1068,11 @@ int record_session__run_window(struct capture *c)
 	 */
 	record_v8__request_stop(c);
 	c->window_end_ns = monotime_ns();
+	/* before the sampler, which drains the ring they share */
+	if (c->alloc) {
+		alloc_probes__detach(c->alloc);
+		alloc_probes__counters(c->alloc, &c->alloc_counters);
+	}
 	sampler__stop(c->sampler);
 	/* after the sampler: a platform thread's tag outlives no sample */
 	if (c->gc) {
@@ -1096,6 +1185,7 @@ void record_session__release(struct capture *c)
 		close(c->out_dirfd - 1);
 	record_v8__free(c);
 	gc_probes__free(c->gc);
+	alloc_probes__free(c->alloc);
 	/* a running sampler (continuous) hands what its ring holds to on_sample() */
 	sampler__free(c->sampler);
 	free(c->pending);
@@ -1113,4 +1203,5 @@ void record_session__release(struct capture *c)
 	record_newcomers__release(&c->newcomers);
 	symbolizer__free(c->sym);
 	sample_store__free(c->store);
+	sample_store__free(c->alloc_store);
 }

@@ -726,9 +726,9 @@ static void print_heap_line(const struct capture *c, size_t k, int64_t total)
 	else
 		fprintf(stderr, "  inspector target '%s' (pid %d), no isolate: ",
 			record__esc(t->id), t->pid);
-	fprintf(stderr, "%s %.1f%%, %" PRId64 " sampled object%s",
+	fprintf(stderr, "%s %.1f%%, %" PRId64 " %sobject%s",
 		human_bytes(h->bytes, bytes, sizeof(bytes)), share_of(h->bytes, total), h->objects,
-		h->objects == 1 ? "" : "s");
+		o->own_path ? "" : "sampled ", h->objects == 1 ? "" : "s");
 	if (!h->top_name) {
 		fputc('\n', stderr);
 		return;
@@ -763,16 +763,25 @@ void record_summary__print_heap(const struct capture *c)
 	 * and workerd's do: a 3 s window of node allocating 64 KiB arrays
 	 * reports 7 GiB), so this is what was allocated, not what is alive.
 	 */
-	fprintf(stderr,
-		"isoprof: heap: %zu profile%s over %.2f s from V8's sampling heap profiler, a "
-		"sample every %s on average: bytes allocated in the window as V8 estimates them "
-		"from its samples (objects collected since included), and the objects it "
-		"sampled; largest first\n",
-		n, n > 1 ? "s" : "", (c->window_end_ns - c->window_start_ns) / 1e9, interval);
+	if (c->heap_written)
+		fprintf(stderr,
+			"isoprof: heap: %zu profile%s over %.2f s, sampled where the runtime samples "
+			"(JS heap: V8's sampling heap profiler, a sample every %s on average; "
+			"native heap: the malloc's own sampler): bytes and objects allocated in the "
+			"window, estimated from the samples (not retained memory); largest first\n",
+			n, n > 1 ? "s" : "", (c->window_end_ns - c->window_start_ns) / 1e9, interval);
+	else
+		fprintf(stderr,
+			"isoprof: heap: %zu profile%s over %.2f s from V8's sampling heap profiler, "
+			"a sample every %s on average: bytes allocated in the window as V8 "
+			"estimates them from its samples (objects collected since included), and "
+			"the objects it sampled; largest first\n",
+			n, n > 1 ? "s" : "", (c->window_end_ns - c->window_start_ns) / 1e9,
+			interval);
 	for (size_t i = 0; i < n; i++)
 		print_heap_line(c, order[i], bytes);
-	fprintf(stderr, "  total: %s, %" PRId64 " sampled objects\n",
-		human_bytes(bytes, total, sizeof(total)), objects);
+	fprintf(stderr, "  total: %s, %" PRId64 " %sobjects\n",
+		human_bytes(bytes, total, sizeof(total)), objects, c->heap_written ? "" : "sampled ");
 	free(order);
 }
 
@@ -825,7 +834,10 @@ static struct json_object *heap_isolate_json(const struct capture *c, size_t k, 
 			 json_object_new_double(share_of(out->heap.bytes, total) / 100));
 	err |= out->heap.top_name ? json__put(o, "top", heap_top_json(&out->heap))
 				  : put_null(o, "top");
-	err |= json__put(o, "file", json__text(out->path));
+	/* file: the heap profile to read (isoprof's own when written), v8_file: V8's */
+	err |= json__put(o, "file", json__text(out->own_path ? out->own_path : out->path));
+	err |= json__put(o, "v8_file", json__text(out->path));
+	err |= json__put(o, "from", json__text(out->own_path ? "isoprof" : "v8"));
 	err |= put_text_or_null(o, "raw_file", out->raw_path);
 	if (err) {
 		json_object_put(o);

@@ -569,7 +569,8 @@ static int keep_crosscheck(const struct capture *c, struct v8_outcome *o,
 			   const struct crosscheck_report *report, ssize_t group,
 			   const char *json_path)
 {
-	const char *mine = c->group_paths ? c->group_paths[group] : NULL;
+	char *const *paths = c->env->type == RECORD_HEAP ? c->group_heap_paths : c->group_paths;
+	const char *mine = paths ? paths[group] : NULL;
 	struct json_object *k = crosscheck__key_json(report);
 	int err = 0;
 
@@ -592,7 +593,15 @@ static int crosscheck_one(const struct capture *c, const struct v8_target *t, ss
 			  const struct pprof_profile *theirs, const char *json_path)
 {
 	const struct isolate_group *g = &c->attr.groups[group];
-	struct crosscheck_opts opts = { .top = 10, .isolate = g->isolate_str };
+	bool heap = c->env->type == RECORD_HEAP;
+	struct crosscheck_opts opts = {
+		.top = 10,
+		.isolate = g->isolate_str,
+		/* heap: JS shares of the bytes allocated, in sampling intervals */
+		.value_type = heap ? SAMPLE_TYPE_ALLOC_SPACE : NULL,
+	};
+	const struct pprof_profile *mine = heap ? c->group_heap_profiles[group]
+						: c->group_profiles[group];
 	struct crosscheck_report *report = NULL;
 	struct v8_outcome *o = outcome_of(c, t);
 	FILE *out = crosscheck_stream(c);
@@ -600,8 +609,7 @@ static int crosscheck_one(const struct capture *c, const struct v8_target *t, ss
 	char why[256] = "";
 	int err;
 
-	err = crosscheck__compute(c->group_profiles[group], theirs, &opts, &report, why,
-				  sizeof(why));
+	err = crosscheck__compute(mine, theirs, &opts, &report, why, sizeof(why));
 	if (err) {
 		fprintf(stderr, "isoprof: cross-check of isolate %s (%s): %s\n", g->isolate_str,
 			record__esc(isolate_group__script(g)), record__esc(why[0] ? why : strerror(-err)));
@@ -632,11 +640,30 @@ static int crosscheck_one(const struct capture *c, const struct v8_target *t, ss
  * Write one mapped or unmapped V8 profile; with a group, cross-check it too
  * (--type cpu), or sum it up (--type heap).
  *
- * Names: a glob on isoprof's own profiles (*-cpu.pb.gz) never matches
- * V8's, whose files all carry "v8": <stem>-cpu.v8.pb.gz and
- * <stem>-v8.cpuprofile.  Heap profiles are only V8's (isoprof has no heap
- * sampler of its own), so <stem>-heap.pb.gz names no other file.
+ * Names: a glob on isoprof's own profiles (*-cpu.pb.gz, *-heap.pb.gz)
+ * never matches V8's, whose files all carry "v8": <stem>-cpu.v8.pb.gz,
+ * <stem>-heap.v8.pb.gz, <stem>-v8.cpuprofile, <stem>-v8.heapprofile.
+ * Heap without allocation probes: V8's is the only one, <stem>-heap.pb.gz.
  */
+/* FILE.pb.gz (or .pb) as FILE<ext>: a file that goes with -o FILE. */
+static int sibling_path(const char *file, const char *ext, char *out, size_t len)
+{
+	static const char *const exts[] = { ".pb.gz", ".pb", ".gz" };
+	size_t n = strlen(file);
+	int k;
+
+	for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		size_t m = strlen(exts[i]);
+
+		if (n > m && !strcmp(file + n - m, exts[i])) {
+			n -= m;
+			break;
+		}
+	}
+	k = snprintf(out, len, "%.*s%s", (int)n, file, ext);
+	return k < 0 || (size_t)k >= len ? -ENAMETOOLONG : 0;
+}
+
 static int write_result(struct capture *c, struct v8_result *r, const struct isolate_group *g,
 			ssize_t group, const char *only_output)
 {
@@ -649,14 +676,14 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	int err;
 
 	if (g) {
-		snprintf(suffix, sizeof(suffix), heap ? "heap.pb%s" : "cpu.v8.pb%s", gz);
+		snprintf(suffix, sizeof(suffix), !heap ? "cpu.v8.pb%s" : c->heap_written ? "heap.v8.pb%s" : "heap.pb%s", gz);
 		err = record__group_path(c, g, suffix, path, sizeof(path));
 		if (!err)
 			err = record__group_path(c, g, heap ? "v8.heapprofile" : "v8.cpuprofile",
 						 raw_path, sizeof(raw_path));
 		if (!err)
-			err = record__group_path(c, g, "crosscheck.json", check_path,
-						 sizeof(check_path));
+			err = record__group_path(c, g, heap ? "heap.crosscheck.json" : "crosscheck.json",
+						 check_path, sizeof(check_path));
 		if (err)
 			return err;
 	} else {
@@ -667,8 +694,18 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 			 c->env->out_dir ? c->env->out_dir : ".", r->target->pid, id,
 			 heap ? "heapprofile" : "cpuprofile");
 	}
-	if (only_output)
+	if (only_output && heap && c->heap_written) {
+		/* isoprof's own heap profile is -o FILE: V8's and the cross-check beside it */
+		err = sibling_path(only_output, c->env->raw ? ".v8.pb" : ".v8.pb.gz", path,
+				   sizeof(path));
+		if (!err)
+			err = sibling_path(only_output, ".crosscheck.json", check_path,
+					   sizeof(check_path));
+		if (err)
+			return err;
+	} else if (only_output) {
 		snprintf(path, sizeof(path), "%s", only_output);
+	}
 	if (o)
 		o->group = g;
 	err = record__write_profile(c, path, r->builder);
@@ -693,10 +730,15 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 			return -ENOMEM;
 	}
 	if (heap && o) {
-		err = heap_summary__compute(r->profile, &o->heap);
+		/* isoprof's own profile when there is one: allocations in inlined code included */
+		const struct pprof_profile *own =
+			g && group >= 0 && c->group_heap_profiles ? c->group_heap_profiles[group] : NULL;
+
+		err = heap_summary__compute(own ? own : r->profile, &o->heap);
 		if (err)
 			return err;
 		o->has_heap = true;
+		o->own_path = own ? c->group_heap_paths[group] : NULL;
 	}
 	if (heap)
 		fprintf(stderr, "isoprof: wrote %s: V8 heap profile of '%s' (pid %d)%s%s\n", path,
@@ -707,13 +749,13 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 			"isoprof: wrote %s and %s: V8 CPU profile of '%s' (pid %d), %lld samples%s%s\n",
 			raw_path, path, record__esc(r->target->id), r->target->pid, (long long)r->samples,
 			g ? ", isolate " : "", g ? g->isolate_str : "");
-	if (heap)
+	if (heap && (!g || group < 0 || !c->group_heap_profiles || !c->group_heap_profiles[group]))
 		return 0;
 	if (!g) {
 		skip_crosscheck(c, r->target, "not mapped to an isolate: %s", why_unmapped(r->why));
 		return 0;
 	}
-	if (group < 0 || !c->group_profiles[group]) {
+	if (group < 0 || (!heap && !c->group_profiles[group])) {
 		skip_crosscheck(c, r->target, "isoprof's profile of isolate %s was not kept",
 				g->isolate_str);
 		return 0;
@@ -1065,6 +1107,16 @@ void record_v8__free(struct capture *c)
 		pprof_profile__free(c->group_profiles[i]);
 	for (size_t i = 0; c->group_paths && i < c->attr.ngroups; i++)
 		free(c->group_paths[i]);
+	for (size_t i = 0; c->group_heap_profiles && i < c->attr.ngroups; i++) {
+		pprof_profile__free(c->group_heap_profiles[i]);
+		free(c->group_heap_paths[i]);
+	}
+	free(c->group_heap_profiles);
+	free(c->group_heap_paths);
+	c->group_heap_profiles = NULL;
+	c->group_heap_paths = NULL;
+	frame_table__free(c->alloc_ft);
+	c->alloc_ft = NULL;
 	free(c->group_profiles);
 	free(c->group_paths);
 	free(c->v8_stalls);

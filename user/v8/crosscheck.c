@@ -344,6 +344,7 @@ struct side_ctx {
 	const struct pprof_profile *p;
 	const char *isolate;		/* filter, or NULL */
 	int si;				/* the samples/count type, or -1 */
+	double per;			/* value_type: what one weighs (the period); else 1 */
 	struct pprof_stack st;
 	ssize_t *frame_fn;		/* frame id -> fn index + 1, 0 unknown, -1 no JS */
 };
@@ -355,6 +356,8 @@ static uint64_t weight_of(const struct side_ctx *c, size_t s)
 	if (c->si < 0)
 		return 1;
 	v = pprof_profile__value(c->p, s, (size_t)c->si);
+	if (c->per != 1.0)
+		return v > 0 ? (uint64_t)llround(v / c->per) : 0;
 	return v > 0 ? (uint64_t)v : 0;
 }
 
@@ -375,12 +378,22 @@ static int64_t tid_of(const struct pprof_profile *p, size_t s)
 	return pprof_profile__num_label(p, s, LABEL_TID, &tid) ? tid : NO_TID;
 }
 
-static int samples_index(const struct pprof_profile *p)
+static int samples_index(const struct pprof_profile *p, const char *type)
 {
 	for (size_t i = 0; i < pprof_profile__sample_type_count(p); i++)
-		if (!strcmp(pprof_profile__sample_type(p, i, NULL), SAMPLE_TYPE_SAMPLES))
+		if (!strcmp(pprof_profile__sample_type(p, i, NULL), type ? type : SAMPLE_TYPE_SAMPLES))
 			return (int)i;
 	return -1;
+}
+
+/* value_type's weight unit: the profile's period, when it is one. */
+static double value_unit(const struct pprof_profile *p, const char *type)
+{
+	const Perftools__Profiles__Profile *pb = pprof_profile__proto(p);
+
+	if (!type || !pb || pb->period <= 0)
+		return 1.0;
+	return (double)pb->period;
 }
 
 static int count_isolates(struct crosscheck_report *r, struct side_ctx *c, struct cc_side *sd)
@@ -628,7 +641,8 @@ static int scan_side(struct crosscheck_report *r, const struct pprof_profile *p,
 	struct side_ctx c = {
 		.p = p,
 		.isolate = side == CROSSCHECK_ISOPROF ? o->isolate : NULL,
-		.si = samples_index(p),
+		.si = samples_index(p, o->value_type),
+		.per = value_unit(p, o->value_type),
 	};
 	struct tid_map tids = { 0 };
 	const struct tid_ent *main_ent;

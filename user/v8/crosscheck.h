@@ -85,6 +85,13 @@ struct crosscheck_opts {
 	const char *names[2];		/* input names for the report (files); may be NULL */
 	bool roles_guessed;		/* the caller could not tell which input is V8's */
 	int64_t v8_median_delta_ns;	/* V8's median time between samples; 0 unknown */
+	/*
+	 * NULL: a sample weighs its samples/count value (1 without one).
+	 * Else that sample type's value in units of the profile's period
+	 * (heap profiles: alloc_space in sampling intervals, so that the
+	 * noise floor counts samples, not bytes).
+	 */
+	const char *value_type;
 };
 
 struct crosscheck_report;

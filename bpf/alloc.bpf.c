@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/*
+ * Allocation probes: a uprobe where the runtime itself has decided to
+ * sample an allocation (user/capture/alloc_probes.c finds and attaches
+ * them), sending one isoprof_sample to the CPU sampler's ring with the
+ * size asked for.
+ *
+ *   - V8's sampling heap profiler calls SamplingHeapProfiler::SampleObject
+ *     for the allocation that crosses its next sampling point (one per
+ *     512 KiB on average while a heap capture runs).  The allocating JS
+ *     function is a caller: optimized code allocates inline and enters the
+ *     runtime only when the step is due, so its return address, not V8's
+ *     own idea of the frame, says which inlined function allocated.
+ *   - tcmalloc (workerd) samples one allocation per 2 MiB on its own,
+ *     always on; its SampleifyAllocation runs once per sampled allocation.
+ *
+ * No sampling decision is taken here: the runtime's sampler already made
+ * it, so the probe adds no bias of its own.  Probes fire only while a
+ * heap capture runs, and only for the targets (the targets map).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "isoprof.h"
+#include "isolate.bpf.h"
+#include "shared_maps.bpf.h"
+#include "sample.bpf.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* The allocation probes' own counters (userspace sums them apart from the sampler's). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct isoprof_counters);
+} counters SEC(".maps");
+
+#define STACK_BYTES (ISOPROF_MAX_STACK_DEPTH * sizeof(__u64))
+
+/*
+ * The size argument the cookie names (1-based, as the ABI counts).  Each
+ * register is read on its own: folded into one read at a computed offset,
+ * the verifier refuses the access to the context.
+ */
+static __always_inline __u64 size_argument(struct pt_regs *ctx, __u64 arg)
+{
+	__u64 a1 = PT_REGS_PARM1(ctx), a2 = PT_REGS_PARM2(ctx), a3 = PT_REGS_PARM3(ctx);
+	__u64 a4 = PT_REGS_PARM4(ctx), a5 = PT_REGS_PARM5(ctx);
+
+	barrier_var(a1);
+	barrier_var(a2);
+	barrier_var(a3);
+	barrier_var(a4);
+	barrier_var(a5);
+	return arg == 1 ? a1 : arg == 2 ? a2 : arg == 3 ? a3 : arg == 4 ? a4 : arg == 5 ? a5 : 0;
+}
+
+SEC("uprobe")
+int isoprof_alloc_sample(struct pt_regs *ctx)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u64 cookie = bpf_get_attach_cookie(ctx), size;
+	__u32 tgid = pid_tgid >> 32, zero = 0;
+	struct isoprof_target *target;
+	struct isoprof_counters *cnt;
+	struct isoprof_sample *s;
+	long n;
+
+	target = bpf_map_lookup_elem(&targets, &tgid);
+	if (!target)
+		return 0;
+	cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!cnt)
+		return 0;
+	/* uprobe programs do not nest on a CPU (bpf_prog_active) */
+	cnt->events++;
+
+	s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
+	if (!s) {
+		cnt->lost_ringbuf_full++;
+		return 0;
+	}
+	sample_head(s, target, pid_tgid);
+	s->flags |= (cookie & 0xff) == ISOPROF_ALLOC_SITE_V8 ? ISOPROF_SAMPLE_ALLOC_JS
+							     : ISOPROF_SAMPLE_ALLOC_NATIVE;
+	size = size_argument(ctx, (cookie >> 8) & 0xff);
+	s->alloc_size = size > 0xffffffffull ? 0xffffffffu : (__u32)size;
+
+	/* the probe hit in user mode: no kernel frames */
+	s->kernel_stack_bytes = 0;
+	n = bpf_get_stack(ctx, s->user_stack, STACK_BYTES, BPF_F_USER_STACK);
+	s->user_stack_bytes = n;
+	if (n < 0)
+		cnt->user_stack_errors++;
+	else if (n == STACK_BYTES) {
+		s->flags |= ISOPROF_SAMPLE_USER_TRUNCATED;
+		cnt->user_truncated++;
+	}
+	s->user_walked = 0;
+	/*
+	 * At a function's entry rbp is still its caller's frame: frame 0 of
+	 * the walk pairs the probed function with that frame, and from frame
+	 * 1 on each return address meets its own frame, as on a CPU tick.
+	 */
+	if (target->v8_layout)
+		walk_js_frames(PT_REGS_FP(ctx), target, s, n, cnt);
+	sample_submit(s);
+	return 0;
+}
