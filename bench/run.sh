@@ -28,12 +28,14 @@ if [ -n "${QUICK:-}" ]; then
 	CAUSAL="1 4 typescript:getMergedSymbol:300 acorn:fullCharCodeAtPos:10"
 	SMAP="2 5"
 	CONT="1 1 100"
+	HEAPP="2 3"
 else
 	OVH="6 4" PIPE="3 50" START="5 2" ACC="3 4" KERN="3 5" LOSS="2 10" SCALE="3 10 100 300 1000"
 	GCP="5 5"
 	CAUSAL="3 8"
 	SMAP="5 20"
 	CONT="2 5 1000"
+	HEAPP="5 5"
 fi
 
 for tool in wrk perf node strace go; do
@@ -83,6 +85,7 @@ section() {
 	section "11. Causal accuracy on real code (known cost in one function)" causal.sh $CAUSAL
 	section "12. Source maps: decoding a real bundle's map" sourcemaps.sh $SMAP
 	section "13. Continuous (default configuration, N isolates)" continuous.sh $CONT
+	section "14. A heap capture's cost to the target" heapprobe.sh $HEAPP
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086
@@ -149,6 +152,9 @@ targets() {
 	v=$(get gcprobe_ratio)
 	row "GC probes (uprobes on V8's collector): CPU per request, with / without" \
 		"ratio $(fmt "$v" %.3f)" "$(holds "$v <= 1.01" | sed 's/^met$/negligible (on by default)/;s/missed/not negligible/')"
+	v=$(get heapprobe_ratio)
+	row "heap capture (V8's sampler and the allocation probes): CPU per request, heap / cpu" \
+		"ratio $(fmt "$v" %.3f)" "–"
 	row "accuracy (no target)" \
 		"ground truth: $(get accuracy_gt_pp) pp median error, $(get accuracy_gt_worst_pp) pp worst; TVD to V8's profiler $(get accuracy_tvd) (alpha), $(get accuracy_tvd_beta) (beta)" \
 		"–"

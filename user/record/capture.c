@@ -181,7 +181,8 @@ static void finish(struct capture *c)
 			print_heap_summary(c);
 		return;
 	}
-	record_profiles__find_new_code_logs(c);
+	if (!c->code_logs_at_end)
+		record_profiles__find_new_code_logs(c);
 	err = record_profiles__write(c, &cnt, &process_ms);
 	if (err) {
 		if (err == -ENOMEM)

@@ -180,6 +180,7 @@ struct capture {
 	/* CLOCK_MONOTONIC: command start, sampling armed, symbol tables loaded */
 	uint64_t launch_ns, armed_ns, symbols_ns;
 	double code_logs_ms;		/* reading them after the window (post-processing) */
+	bool code_logs_at_end;		/* read as the window ended, not again after */
 	uint64_t window_start_ns, window_end_ns;
 	struct timespec wall_start;
 	int ncpus;

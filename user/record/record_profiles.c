@@ -513,7 +513,7 @@ static int attribute_samples(struct capture *c)
 	int err;
 
 	/* code logs first: the frame table takes inlined functions from them */
-	err = isolate_registry__refresh(c->isolates);
+	err = c->code_logs_at_end ? 0 : isolate_registry__refresh(c->isolates);
 	if (err == -ENOMEM)
 		return err;
 	/* workerd: the isolates of known services get their names (services.h) */
