@@ -3,13 +3,19 @@
  * GC probes: uprobes on V8 in the runtime's binary (user/capture/gc_probes.c
  * attaches them, per target process).
  *
- * Pauses: Heap::CollectGarbage brackets one stop-the-world collection on
- * the isolate's own thread (scavenge, mark-compact's atomic pause, minor
- * mark-sweep), the embedder's GC callbacks included, which V8's --trace-gc
- * "pause" leaves out (docs/attribution.md, "Pauses, from uprobes").
- * Entry keeps (start, isolate) per thread; the return adds the pause to the
- * isolate's totals.  A CollectGarbage inside another is part of the outer
- * pause.  Per-isolate sums in a hash map, not one event per pause: there is
+ * Pauses, two ways (docs/attribution.md, "Pauses, from uprobes"):
+ *   - the whole call: Heap::CollectGarbage brackets one stop-the-world
+ *     collection on the isolate's own thread (scavenge, mark-compact's
+ *     atomic pause, minor mark-sweep), the embedder's GC callbacks and
+ *     V8's bookkeeping after the pause included.  Entry keeps (start,
+ *     isolate) per thread; the return adds the call to the isolate's
+ *     totals.  A CollectGarbage inside another is part of the outer call.
+ *   - V8's observable pause, what --trace-gc prints: from
+ *     GCTracer::StartObservablePause to StopObservablePause, one pair per
+ *     CollectGarbage (nested ones included: their pause does not overlap
+ *     the outer one's, which starts after the prologue callbacks and stops
+ *     before the epilogue ones).
+ * Per-isolate sums in a hash map, not one event per pause: there is
  * nothing to wake userspace for.
  *
  * Platform threads: a job (v8::JobTask) is posted by a thread inside its
@@ -43,6 +49,20 @@ struct {
 	__type(key, __u32);
 	__type(value, struct gc_start);
 } gc_starts SEC(".maps");
+
+/* Per thread: the observable pause it is in. */
+struct obs_start {
+	__u64 start_ns;		/* the probe's clock */
+	__u64 v8_start_us;	/* V8's TimeTicks; 0 when not passed or not plausible */
+	__u64 isolate;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, struct obs_start);
+} obs_starts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -119,12 +139,28 @@ static __always_inline int gc_enter(struct pt_regs *ctx)
 	return 0;
 }
 
+/* The isolate's entry of gc_pauses, made on first use; NULL when the map is full. */
+static __always_inline struct isoprof_gc_pauses *pauses_of(struct isoprof_gc_key *key,
+							    struct isoprof_gc_counters *cnt)
+{
+	struct isoprof_gc_pauses *p, first = { 0 };
+
+	p = bpf_map_lookup_elem(&gc_pauses, key);
+	if (p)
+		return p;
+	bpf_map_update_elem(&gc_pauses, key, &first, BPF_NOEXIST);
+	p = bpf_map_lookup_elem(&gc_pauses, key);
+	if (!p && cnt)
+		cnt->lost_entries++;
+	return p;
+}
+
 static __always_inline int gc_exit(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), pause;
 	__u32 tid = (__u32)pid_tgid;
 	struct isoprof_gc_key key = { .pid = pid_tgid >> 32 };
-	struct isoprof_gc_pauses *p, first = { 0 };
+	struct isoprof_gc_pauses *p;
 	struct isoprof_gc_counters *cnt;
 	struct gc_start *st;
 
@@ -146,22 +182,101 @@ static __always_inline int gc_exit(struct pt_regs *ctx)
 		cnt->pauses++;
 		cnt->no_isolate += !key.isolate;
 	}
-	p = bpf_map_lookup_elem(&gc_pauses, &key);
-	if (!p) {
-		bpf_map_update_elem(&gc_pauses, &key, &first, BPF_NOEXIST);
-		p = bpf_map_lookup_elem(&gc_pauses, &key);
-		if (!p) {
-			if (cnt)
-				cnt->lost_entries++;
-			return 0;
-		}
-	}
+	p = pauses_of(&key, cnt);
+	if (!p)
+		return 0;
 	/* an isolate collects on one thread at a time: no other writer of this entry */
 	p->count++;
 	p->total_ns += pause;
 	if (pause > p->max_ns)
 		p->max_ns = pause;
 	p->tid = tid;
+	return 0;
+}
+
+/*
+ * V8's TimeTicks argument, in microseconds, when it is one: read a few
+ * microseconds before the probe's trap on the same clock (TimeTicks::Now()
+ * is CLOCK_MONOTONIC on Linux, as bpf_ktime_get_ns() is).  Anything else
+ * (a build whose ABI passes it otherwise) is 0: the probe's clock is used.
+ */
+static __always_inline __u64 v8_ticks(__u64 arg, __u64 now)
+{
+	__u64 ns = arg * 1000;
+
+	if (!arg || arg > now / 1000 || now - ns > 100000000ull)
+		return 0;
+	return arg;
+}
+
+/*
+ * Which clock the observable pause takes, when V8 passes its own: V8's.
+ * Its pause is exactly the difference of the two values it records as the
+ * event's start and end, and --trace-gc-nvp prints it in microseconds;
+ * the probes' clock reads later, after each trap, and adds the difference
+ * of the two traps' delays.  Both clocks measured in the same captures
+ * (workerd 2026-11-17, V8 15.8, tests/e2e/gc_pauses.sh, three runs): over
+ * 303-316 sub-millisecond scavenges V8's values summed to V8's printed
+ * total within 9 µs (151.842 / 132.524 / 130.180 ms against 151.838 /
+ * 132.515 / 130.176), the probes' clock 61, 291 and -5 µs away; over
+ * ~100 pauses of several ms, V8's values to the µs, the probes' clock
+ * 39-108 µs above.  Node 20's V8 passes nothing and prints 0.1 ms.
+ */
+static __always_inline int obs_start(struct pt_regs *ctx, bool ticks)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns();
+	__u32 tid = (__u32)pid_tgid;
+	struct obs_start st = { .start_ns = now };
+	struct isoprof_gc_counters *cnt;
+
+	if (current_isolate(pid_tgid >> 32, &st.isolate))
+		return 0;
+	if (ticks)
+		st.v8_start_us = v8_ticks(PT_REGS_PARM2(ctx), now);
+	/* a Start with no Stop seen (the probe attached in between) is replaced */
+	if (bpf_map_update_elem(&obs_starts, &tid, &st, BPF_ANY)) {
+		cnt = counters();
+		if (cnt)
+			cnt->lost_entries++;
+	}
+	return 0;
+}
+
+static __always_inline int obs_stop(struct pt_regs *ctx, bool ticks)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), now = bpf_ktime_get_ns(), pause, v8_us = 0;
+	__u32 tid = (__u32)pid_tgid;
+	struct isoprof_gc_key key = { .pid = pid_tgid >> 32 };
+	struct isoprof_gc_counters *cnt = counters();
+	struct isoprof_gc_pauses *p;
+	struct obs_start *st;
+
+	st = bpf_map_lookup_elem(&obs_starts, &tid);
+	if (!st) {
+		if (cnt)
+			cnt->obs_unpaired++;
+		return 0;
+	}
+	key.isolate = st->isolate;
+	if (ticks)
+		v8_us = v8_ticks(PT_REGS_PARM3(ctx), now);
+	if (v8_us && st->v8_start_us && v8_us >= st->v8_start_us)
+		pause = (v8_us - st->v8_start_us) * 1000;
+	else
+		pause = now - st->start_ns;
+	/* begun before the window: not this capture's */
+	if (st->start_ns < window_start_ns) {
+		bpf_map_delete_elem(&obs_starts, &tid);
+		return 0;
+	}
+	bpf_map_delete_elem(&obs_starts, &tid);
+	p = pauses_of(&key, cnt);
+	if (!p)
+		return 0;
+	p->obs_count++;
+	p->obs_total_ns += pause;
+	if (pause > p->obs_max_ns)
+		p->obs_max_ns = pause;
 	return 0;
 }
 
@@ -280,6 +395,14 @@ int isoprof_gc_entry(struct pt_regs *ctx)
 		return job_post(ctx);
 	case ISOPROF_GC_SITE_JOB_RUN:
 		return job_run(ctx);
+	case ISOPROF_GC_SITE_PAUSE_START:
+		return obs_start(ctx, false);
+	case ISOPROF_GC_SITE_PAUSE_START_TICKS:
+		return obs_start(ctx, true);
+	case ISOPROF_GC_SITE_PAUSE_STOP:
+		return obs_stop(ctx, false);
+	case ISOPROF_GC_SITE_PAUSE_STOP_TICKS:
+		return obs_stop(ctx, true);
 	default:
 		return 0;
 	}

@@ -158,6 +158,20 @@ _Static_assert(sizeof(struct isoprof_counters) == 64, "isoprof_counters layout")
 #define ISOPROF_GC_SITE_COLLECT 1	/* v8::internal::Heap::CollectGarbage */
 #define ISOPROF_GC_SITE_JOB_POST 2	/* v8::platform::NewDefaultJobHandle */
 #define ISOPROF_GC_SITE_JOB_RUN 3	/* a v8::JobTask's Run(JobDelegate*) */
+/*
+ * V8's observable pause, the one --trace-gc prints: GCTracer's
+ * StartObservablePause and StopObservablePause, entries only.  One cookie
+ * per signature, told apart by mangled name: V8 11 takes no argument (the
+ * probe's own clock is used), V8 12+ the time V8 read, a
+ * v8::base::TimeTicks (int64 microseconds of CLOCK_MONOTONIC) by value:
+ * Start(TimeTicks) in the second argument register, Stop(GarbageCollector,
+ * TimeTicks) in the third.
+ */
+#define ISOPROF_GC_SITE_PAUSE_START 4		/* StartObservablePause() */
+#define ISOPROF_GC_SITE_PAUSE_STOP 5		/* StopObservablePause() */
+#define ISOPROF_GC_SITE_PAUSE_START_TICKS 6	/* StartObservablePause(TimeTicks) */
+#define ISOPROF_GC_SITE_PAUSE_STOP_TICKS 7	/* StopObservablePause(GarbageCollector,
+						 * TimeTicks) */
 
 /* Key of the gc_pauses map: one isolate of one process. */
 struct isoprof_gc_key {
@@ -168,16 +182,26 @@ struct isoprof_gc_key {
 
 _Static_assert(sizeof(struct isoprof_gc_key) == 16, "isoprof_gc_key layout");
 
-/* Value of the gc_pauses map: the pauses that began in the window. */
+/*
+ * Value of the gc_pauses map: the pauses that began in the window, two
+ * ways.  The whole Heap::CollectGarbage call (what the isolate's thread
+ * lost: "gc stop:"), and V8's observable pause inside it (what --trace-gc
+ * prints: "gc:"); docs/attribution.md, "Pauses, from uprobes".
+ */
 struct isoprof_gc_pauses {
-	__u64 count;
+	__u64 count;		/* whole calls */
 	__u64 total_ns;
 	__u64 max_ns;
-	__u32 tid;		/* the thread of the latest pause: the isolate's own */
+	__u32 tid;		/* the thread of the latest call: the isolate's own */
 	__u32 pad;
+	__u64 obs_count;	/* observable pauses */
+	__u64 obs_total_ns;
+	__u64 obs_max_ns;
 };
 
-_Static_assert(sizeof(struct isoprof_gc_pauses) == 32, "isoprof_gc_pauses layout");
+_Static_assert(sizeof(struct isoprof_gc_pauses) == 56, "isoprof_gc_pauses layout");
+_Static_assert(__builtin_offsetof(struct isoprof_gc_pauses, obs_count) == 32,
+	       "isoprof_gc_pauses layout");
 
 /*
  * Value of the thread_tags map, keyed by tid: the isolate whose job the
@@ -201,7 +225,7 @@ struct isoprof_gc_counters {
 	__u64 jobs_learnt;	/* jobs posted by a thread inside an isolate */
 	__u64 jobs_tagged;	/* job runs on a platform thread charged to an isolate */
 	__u64 jobs_unknown;	/* job runs on a platform thread whose poster is unknown */
-	__u64 pad;
+	__u64 obs_unpaired;	/* a StopObservablePause with no Start seen on its thread */
 };
 
 _Static_assert(sizeof(struct isoprof_gc_counters) == 64, "isoprof_gc_counters layout");

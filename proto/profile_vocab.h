@@ -96,11 +96,14 @@ static inline bool sample_class__parse(const char *s, enum sample_class *cls)
 
 /*
  * Profile comments on GC (docs/attribution.md, "GC"): an isolate's
- * stop-the-world pauses during the window, count then total and longest in
- * milliseconds with one decimal; or why they were not measured.
+ * stop-the-world pauses during the window as V8 counts them (its
+ * observable pause), count then total and longest in milliseconds with one
+ * decimal; or why they were not measured.  Then the whole
+ * Heap::CollectGarbage calls, the time the isolate's thread lost.
  */
 #define COMMENT_GC_PAUSES "gc: %llu pauses, %.1f ms total, %.1f ms max"
 #define COMMENT_GC_OFF "gc: pauses not measured (%s)"
+#define COMMENT_GC_STOP "gc stop: %.1f ms total, %.1f ms max"
 
 /* The file name part of samples outside any isolate (--out-dir). */
 #define NO_ISOLATE_NAME "no-isolate"

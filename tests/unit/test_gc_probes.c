@@ -40,6 +40,26 @@ static void test_sites(void **state)
 	assert_int_equal(gc_probes__site_of("_ZN7workerd3jsg17V8PlatformWrapper14JobTaskWrapper3Run"
 					    "EPN2v811JobDelegateE"),
 			 ISOPROF_GC_SITE_JOB_RUN);
+	/* V8's observable pause: one cookie per signature (node 20's V8 11, workerd's V8 15) */
+	assert_int_equal(gc_probes__site_of("_ZN2v88internal8GCTracer20StartObservablePauseEv"),
+			 ISOPROF_GC_SITE_PAUSE_START);
+	assert_int_equal(gc_probes__site_of("_ZN2v88internal8GCTracer19StopObservablePauseEv"),
+			 ISOPROF_GC_SITE_PAUSE_STOP);
+	assert_int_equal(gc_probes__site_of("_ZN2v88internal8GCTracer20StartObservablePause"
+					    "ENS_4base9TimeTicksE"),
+			 ISOPROF_GC_SITE_PAUSE_START_TICKS);
+	assert_int_equal(gc_probes__site_of("_ZN2v88internal8GCTracer19StopObservablePause"
+					    "ENS0_16GarbageCollectorENS_4base9TimeTicksE"),
+			 ISOPROF_GC_SITE_PAUSE_STOP_TICKS);
+	/* a signature not known: where its time is, is not guessed */
+	assert_int_equal(gc_probes__site_of("_ZN2v88internal8GCTracer20StartObservablePause"
+					    "Ed"), 0);
+	assert_int_equal(gc_probes__site_of("_ZN2v88internal8GCTracer19StopObservablePause"
+					    "ENS0_16GarbageCollectorE"), 0);
+	/* nor the lambdas and scoped events inside StopObservablePause */
+	assert_int_equal(gc_probes__site_of("_ZZN2v88internal8GCTracer19StopObservablePause"
+					    "ENS0_16GarbageCollectorENS_4base9TimeTicksEENK3$_1clEv"),
+			 0);
 	/* not probed: the lambda inside CollectGarbage, a thunk, a local static, others */
 	assert_int_equal(gc_probes__site_of("_ZZN2v88internal4Heap14CollectGarbageENS0_15Allocation"
 					    "SpaceEENK3$_0clEv"), 0);

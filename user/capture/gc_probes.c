@@ -26,6 +26,24 @@
 /* Run(v8::JobDelegate*) inside namespace v8 (S_ = v8) and outside it */
 #define JOB_RUN_SUFFIX_V8 "3RunEPNS_11JobDelegateE"
 #define JOB_RUN_SUFFIX "3RunEPN2v811JobDelegateE"
+/*
+ * GCTracer's observable pause, by exact signature: where V8 passes its
+ * TimeTicks decides which argument register the probe reads, so a variant
+ * not listed here is not probed rather than read at a guess.
+ */
+#define TRACER "_ZN2v88internal8GCTracer"
+static const struct {
+	const char *name;
+	int site;
+} pause_sites[] = {
+	/* V8 11 (node 20) */
+	{ TRACER "20StartObservablePauseEv", ISOPROF_GC_SITE_PAUSE_START },
+	{ TRACER "19StopObservablePauseEv", ISOPROF_GC_SITE_PAUSE_STOP },
+	/* V8 12+ (workerd): (TimeTicks), (GarbageCollector, TimeTicks) */
+	{ TRACER "20StartObservablePauseENS_4base9TimeTicksE", ISOPROF_GC_SITE_PAUSE_START_TICKS },
+	{ TRACER "19StopObservablePauseENS0_16GarbageCollectorENS_4base9TimeTicksE",
+	  ISOPROF_GC_SITE_PAUSE_STOP_TICKS },
+};
 
 /*
  * V8 has one CollectGarbage, one NewDefaultJobHandle and a few dozen
@@ -43,6 +61,7 @@ struct gc_binary {
 	__u64 *cookies;		/* ISOPROF_GC_SITE_* */
 	size_t n, cap;
 	int err;		/* of reading or attaching it */
+	bool observable;	/* both ends of the observable pause are probed */
 	pid_t *pids;
 	size_t npids, pids_cap;
 	int links[2];		/* entries, returns (+1; 0: none) */
@@ -71,6 +90,9 @@ int gc_probes__site_of(const char *name)
 		return ISOPROF_GC_SITE_COLLECT;
 	if (!strncmp(name, JOB_POST_PREFIX, strlen(JOB_POST_PREFIX)))
 		return ISOPROF_GC_SITE_JOB_POST;
+	for (size_t i = 0; i < sizeof(pause_sites) / sizeof(pause_sites[0]); i++)
+		if (!strcmp(name, pause_sites[i].name))
+			return pause_sites[i].site;
 	/*
 	 * Functions only (_ZN...), not thunks (_ZThn: `this` adjusted before
 	 * the real Run, which is probed itself) nor local statics (_ZZ).
@@ -113,7 +135,7 @@ static int collect_site(void *ctx, const struct elf_named_sym *sym)
 static int read_sites(struct gc_binary *b)
 {
 	struct elf_symtab *st = elf_symtab__open_fd(b->fd, NULL);
-	bool collect = false;
+	bool collect = false, start = false, stop = false;
 	int err;
 
 	if (!st)
@@ -122,8 +144,14 @@ static int read_sites(struct gc_binary *b)
 	elf_symtab__free(st);
 	if (err)
 		return err;
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0; i < b->n; i++) {
 		collect |= b->cookies[i] == ISOPROF_GC_SITE_COLLECT;
+		start |= b->cookies[i] == ISOPROF_GC_SITE_PAUSE_START ||
+			 b->cookies[i] == ISOPROF_GC_SITE_PAUSE_START_TICKS;
+		stop |= b->cookies[i] == ISOPROF_GC_SITE_PAUSE_STOP ||
+			b->cookies[i] == ISOPROF_GC_SITE_PAUSE_STOP_TICKS;
+	}
+	b->observable = start && stop;
 	return collect ? 0 : -ENOENT;
 }
 
@@ -167,8 +195,9 @@ static int link_uprobe_multi(int prog_fd, const char *path, const struct gc_bina
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < b->n; i++) {
-		/* a job is posted, not returned from */
-		if (ret && b->cookies[i] == ISOPROF_GC_SITE_JOB_POST)
+		/* a job is posted, not returned from; a pause's ends are entries */
+		if (ret && (b->cookies[i] == ISOPROF_GC_SITE_JOB_POST ||
+			    b->cookies[i] >= ISOPROF_GC_SITE_PAUSE_START))
 			continue;
 		offsets[cnt] = b->offsets[i];
 		cookies[cnt++] = b->cookies[i];
@@ -285,6 +314,15 @@ int gc_probes__probed(const struct gc_probes *g, pid_t pid)
 			if (g->binaries[i].pids[j] == pid)
 				return g->binaries[i].links[0] ? 0 : g->binaries[i].err;
 	return -ENOENT;
+}
+
+bool gc_probes__observable(const struct gc_probes *g, pid_t pid)
+{
+	for (size_t i = 0; i < g->nbinaries; i++)
+		for (size_t j = 0; j < g->binaries[i].npids; j++)
+			if (g->binaries[i].pids[j] == pid)
+				return !g->binaries[i].err && g->binaries[i].observable;
+	return false;
 }
 
 struct gc_probes *gc_probes__new(const struct gc_probes_opts *opts)

@@ -13,7 +13,9 @@
  *
  * The probe sites are found by symbol name in the binary's symbol table
  * (gc_probes__site_of()), never at fixed addresses:
- *   v8::internal::Heap::CollectGarbage(...)          entry and return: a pause
+ *   v8::internal::Heap::CollectGarbage(...)          entry and return: a whole call
+ *   v8::internal::GCTracer::StartObservablePause(...) entry: V8's pause begins
+ *   v8::internal::GCTracer::StopObservablePause(...)  entry: V8's pause ends
  *   v8::platform::NewDefaultJobHandle(...)           entry: a job posted
  *   <any>::Run(v8::JobDelegate*)                     entry and return: a job run
  *
@@ -100,6 +102,14 @@ int gc_probes__attach(struct gc_probes *g);
 /* 0 when pid's GC is probed, else why not (-errno of adding or attaching). */
 int gc_probes__probed(const struct gc_probes *g, pid_t pid);
 
+/*
+ * Whether pid's binary has both ends of V8's observable pause probed (the
+ * obs_* fields of its pauses): false for a V8 whose GCTracer functions are
+ * inlined or have a signature gc_probes__site_of() does not know, or
+ * whose probes could not be attached.  Still so after gc_probes__detach().
+ */
+bool gc_probes__observable(const struct gc_probes *g, pid_t pid);
+
 /* Pauses that begin before start_ns (CLOCK_MONOTONIC) are not counted. */
 void gc_probes__window_start(struct gc_probes *g, uint64_t start_ns);
 
@@ -116,7 +126,10 @@ void gc_probes__next_window(struct gc_probes *g, uint64_t start_ns);
  */
 void gc_probes__detach(struct gc_probes *g);
 
-/* The pauses of one isolate: 0, or -ENOENT when it had none. */
+/*
+ * The pauses of one isolate, whole calls and observable: 0, or -ENOENT
+ * when it had none.
+ */
 int gc_probes__pauses(struct gc_probes *g, uint32_t pid, uint64_t isolate,
 		      struct isoprof_gc_pauses *out);
 

@@ -75,11 +75,29 @@ bool record__gc_pauses(const struct capture *c, const struct isolate_group *g, c
 	else if (!c->gc || !t || !t->gc_probed)
 		snprintf(buf, len, COMMENT_GC_OFF,
 			 t && t->gc_why ? t->gc_why : "the GC probes could not be attached");
+	else if (!gc_probes__observable(c->gc, g->pid))
+		snprintf(buf, len, COMMENT_GC_OFF,
+			 "no GCTracer::StartObservablePause and StopObservablePause symbols "
+			 "of a known signature in its executable");
 	else if (gc_probes__pauses(c->gc, g->pid, g->isolate, &p))
 		snprintf(buf, len, COMMENT_GC_PAUSES, 0ull, 0.0, 0.0);
 	else
-		snprintf(buf, len, COMMENT_GC_PAUSES, (unsigned long long)p.count,
-			 p.total_ns / 1e6, p.max_ns / 1e6);
+		snprintf(buf, len, COMMENT_GC_PAUSES, (unsigned long long)p.obs_count,
+			 p.obs_total_ns / 1e6, p.obs_max_ns / 1e6);
+	return true;
+}
+
+bool record__gc_stop(const struct capture *c, const struct isolate_group *g, char *buf,
+		     size_t len)
+{
+	const struct target_state *t = target_by_pid(c, g->pid);
+	struct isoprof_gc_pauses p;
+
+	if (!g->isolate || !c->gc || !t || !t->gc_probed)
+		return false;
+	if (gc_probes__pauses(c->gc, g->pid, g->isolate, &p))
+		memset(&p, 0, sizeof(p));
+	snprintf(buf, len, COMMENT_GC_STOP, p.total_ns / 1e6, p.max_ns / 1e6);
 	return true;
 }
 

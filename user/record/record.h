@@ -243,11 +243,18 @@ void record__set_exit(struct capture *c, enum record_exit status);
 bool record__is_deopt_loop(const struct isolate_group *g);
 /*
  * Group g's GC pauses as the profile comment spells them (COMMENT_GC_*
- * in proto/profile_vocab.h), into buf: "gc: N pauses, X ms total, Y ms
- * max", or why they were not measured.  false when g is no isolate.
+ * in proto/profile_vocab.h), into buf: V8's observable pauses, "gc: N
+ * pauses, X ms total, Y ms max", or why they were not measured.  false
+ * when g is no isolate.
  */
 bool record__gc_pauses(const struct capture *c, const struct isolate_group *g, char *buf,
 		       size_t len);
+/*
+ * Group g's whole Heap::CollectGarbage calls, into buf: "gc stop: X ms
+ * total, Y ms max".  false when g is no isolate or they were not measured.
+ */
+bool record__gc_stop(const struct capture *c, const struct isolate_group *g, char *buf,
+		     size_t len);
 /*
  * Group g's samples classed gc, and how many of them ran off the isolate's
  * own thread: on a platform thread charged by a job tag, or on another

@@ -682,10 +682,11 @@ static int write_one(struct capture *c, struct cpu_profile_info *info, struct gr
 
 /*
  * Append to info's comments the GC lines of the isolates in groups: per
- * isolate "gc: N pauses, X ms total, Y ms max" (COMMENT_GC_PAUSES) and,
- * when it did GC, "gc off-thread: P% of Z ms"; with several isolates in one
+ * isolate "gc: N pauses, X ms total, Y ms max" (COMMENT_GC_PAUSES), "gc
+ * stop: X ms total, Y ms max" (COMMENT_GC_STOP) when measured and, when it
+ * did GC, "gc off-thread: P% of Z ms"; with several isolates in one
  * profile each line ends with the isolate it is about.  info->comments
- * must have room (MAX_COMMENTS + 2 * MAX_GC_ISOLATES); drop_gc_comments(info,
+ * must have room (MAX_COMMENTS + 3 * MAX_GC_ISOLATES); drop_gc_comments(info,
  * the count before) takes them off.
  */
 static int with_gc_comments(const struct capture *c, struct cpu_profile_info *info,
@@ -696,25 +697,32 @@ static int with_gc_comments(const struct capture *c, struct cpu_profile_info *in
 
 	for (size_t i = 0; i < n && i < MAX_GC_ISOLATES; i++) {
 		const struct isolate_group *g = groups[i];
-		char line[160], who[128] = "";
+		char line[160], stop[80], who[128] = "";
 		uint64_t gc, off;
-		char *a, *b = NULL;
+		char *a, *b = NULL, *s = NULL;
+		bool stopped;
 
 		if (!record__gc_pauses(c, g, line, sizeof(line)))
 			continue;
+		stopped = record__gc_stop(c, g, stop, sizeof(stop));
 		if (n > 1)
 			snprintf(who, sizeof(who), " (isolate %s)", g->isolate_str);
 		a = record__asprintf("%s%s", line, who);
+		if (stopped)
+			s = record__asprintf("%s%s", stop, who);
 		record__gc_share(c, g, &gc, &off);
 		if (c->gc && gc)
 			b = record__asprintf("gc off-thread: %.0f%% of %.0f ms%s", 100.0 * off / gc,
 					     gc * period_ms, who);
-		if (!a || (c->gc && gc && !b)) {
+		if (!a || (stopped && !s) || (c->gc && gc && !b)) {
 			free(a);
+			free(s);
 			free(b);
 			return -ENOMEM;
 		}
 		comments[info->ncomments++] = a;
+		if (s)
+			comments[info->ncomments++] = s;
 		if (b)
 			comments[info->ncomments++] = b;
 	}
@@ -1031,7 +1039,8 @@ static size_t profile_comments(const struct capture *c, const struct isoprof_cou
 int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt,
 			   double *process_ms)
 {
-	char *comments[MAX_COMMENTS + 2 * MAX_GC_ISOLATES + 1];
+	/* + 1: the heap comment (write_heap_profiles()) */
+	char *comments[MAX_COMMENTS + 3 * MAX_GC_ISOLATES + 1];
 	size_t ncomments = 0;
 	uint64_t t0 = monotime_ns();
 	struct cpu_profile_info info = {

@@ -83,7 +83,7 @@ static void print_gc(const struct capture *c, const struct isolate_group *g)
 {
 	double period_ms = sampler__period_ns(c->sampler) / 1e6;
 	uint64_t gc = g->class_samples[CLASS_GC], off;
-	char line[160];
+	char line[160], stop[80] = "";
 
 	if (!g->isolate) {
 		if (gc && c->gc)
@@ -94,12 +94,14 @@ static void print_gc(const struct capture *c, const struct isolate_group *g)
 		return;
 	}
 	record__gc_pauses(c, g, line, sizeof(line));
+	if (record__gc_stop(c, g, stop + 2, sizeof(stop) - 2))
+		memcpy(stop, "; ", 2);
 	record__gc_share(c, g, &gc, &off);
 	if (c->gc && gc)
-		fprintf(stderr, "    %s; gc off-thread: %.0f%% of %.0f ms\n", line,
+		fprintf(stderr, "    %s%s; gc off-thread: %.0f%% of %.0f ms\n", line, stop,
 			100.0 * off / gc, gc * period_ms);
 	else
-		fprintf(stderr, "    %s\n", line);
+		fprintf(stderr, "    %s%s\n", line, stop);
 }
 
 /* The selected isolates (and what ran outside any), with their classes. */
@@ -562,13 +564,20 @@ static struct json_object *gc_json(const struct capture *c, const struct isolate
 	record__gc_pauses(c, g, why, sizeof(why));
 	if (c->gc && !strncmp(why, "gc: ", 4) && strstr(why, " pauses, ")) {
 		gc_probes__pauses(c->gc, g->pid, g->isolate, &p);
-		err |= json__put(o, "pauses", json_object_new_uint64(p.count));
-		err |= json__put(o, "pause_total_ms", json_object_new_double(p.total_ns / 1e6));
-		err |= json__put(o, "pause_max_ms", json_object_new_double(p.max_ns / 1e6));
+		err |= json__put(o, "pauses", json_object_new_uint64(p.obs_count));
+		err |= json__put(o, "pause_total_ms", json_object_new_double(p.obs_total_ns / 1e6));
+		err |= json__put(o, "pause_max_ms", json_object_new_double(p.obs_max_ns / 1e6));
 	} else {
 		err |= put_null(o, "pauses");
 		/* "gc: pauses not measured (why)": the why */
 		err |= json__put(o, "not_measured", json__text(why));
+	}
+	if (c->gc && record__gc_stop(c, g, why, sizeof(why))) {
+		/* the whole calls: measured even where V8's pause is not */
+		gc_probes__pauses(c->gc, g->pid, g->isolate, &p);
+		err |= json__put(o, "stops", json_object_new_uint64(p.count));
+		err |= json__put(o, "stop_total_ms", json_object_new_double(p.total_ns / 1e6));
+		err |= json__put(o, "stop_max_ms", json_object_new_double(p.max_ns / 1e6));
 	}
 	err |= json__put(o, "cpu_ms", json_object_new_double(gc * period_ms));
 	err |= json__put(o, "off_thread_cpu_ms", json_object_new_double(off * period_ms));
