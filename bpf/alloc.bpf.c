@@ -101,11 +101,25 @@ int isoprof_alloc_sample(struct pt_regs *ctx)
 	s->user_walked = 0;
 	/*
 	 * At a function's entry rbp is still its caller's frame: frame 0 of
-	 * the walk pairs the probed function with that frame, and from frame
-	 * 1 on each return address meets its own frame, as on a CPU tick.
+	 * the walk pairs the probed function with that frame (or, below,
+	 * frame 1), and from there on each return address meets its own
+	 * frame, as on a CPU tick.
 	 */
-	if (target->v8_layout)
-		walk_js_frames(PT_REGS_FP(ctx), target, s, n, cnt);
+	if (target->v8_layout) {
+		__u64 fp = PT_REGS_FP(ctx), ret = 0;
+		__u32 first = 0;
+
+		/*
+		 * Kernels that know a uprobe hit a function's entry put the
+		 * return address at the stack pointer in as frame 1 (the
+		 * caller): then rbp's frame is frame 1's, not frame 0's.
+		 */
+		if (n >= 3 * (long)sizeof(__u64) && fp &&
+		    !bpf_probe_read_user(&ret, sizeof(ret), (void *)(fp + 8)) &&
+		    ret != s->user_stack[1] && ret == s->user_stack[2])
+			first = 1;
+		walk_js_frames(fp, first, target, s, n, cnt);
+	}
 	sample_submit(s);
 	return 0;
 }

@@ -164,7 +164,8 @@ static __always_inline __u64 js_depth(const struct isoprof_target *t,
 	return depth;
 }
 
-static __always_inline void walk_js_frames(__u64 fp, const struct isoprof_target *target,
+static __always_inline void walk_js_frames(__u64 fp, __u32 first,
+					   const struct isoprof_target *target,
 					   struct isoprof_sample *s, long user_bytes,
 					   struct isoprof_counters *cnt)
 {
@@ -179,7 +180,9 @@ static __always_inline void walk_js_frames(__u64 fp, const struct isoprof_target
 		return;
 	nuser = user_bytes / sizeof(__u64);
 	depth = js_depth(target, s, nuser);
-	for (__u32 i = 0; i < ISOPROF_MAX_JS_WALK && i < depth; i++) {
+	/* frames below first (the stack's leaf, when fp is its caller's) run no JS */
+	s->user_function[0] = 0;
+	for (__u32 i = first; i < ISOPROF_MAX_JS_WALK && i < depth; i++) {
 		/* fp-16: JSFunction, fp-8: context, fp: caller's fp, fp+8: return address */
 		if (bpf_probe_read_user(frame, sizeof(frame), (void *)(fp - 16)))
 			break;

@@ -100,7 +100,7 @@ int isoprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	s->user_walked = 0;
 	s->alloc_size = 0;
 	if (target->v8_layout)
-		walk_js_frames(user_frame_pointer(ctx), target, s, n, cnt);
+		walk_js_frames(user_frame_pointer(ctx), 0, target, s, n, cnt);
 
 	sample_submit(s);
 	return 0;

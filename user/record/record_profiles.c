@@ -844,6 +844,22 @@ static ssize_t heap_output_group(const struct capture *c)
 	return pick;
 }
 
+/* Can the profile's JS frames be named: a perf map, or JS names from the heap? */
+static bool js_nameable(const struct capture *c, const struct isolate_group *g,
+			const struct cpu_profile_stats *st)
+{
+	bool no_perfmap = false;
+
+	for (size_t i = 0; i < st->nr_no_perfmap_pids; i++)
+		no_perfmap |= st->no_perfmap_pids[i] == g->pid;
+	if (!no_perfmap)
+		return true;
+	for (int i = 0; i < c->ntargets; i++)
+		if (c->targets[i].pid == (pid_t)g->pid)
+			return c->targets[i].layout != 0;
+	return false;
+}
+
 static int write_heap_one(struct capture *c, struct cpu_profile_info *info, size_t group,
 			  const char *path)
 {
@@ -864,6 +880,14 @@ static int write_heap_one(struct capture *c, struct cpu_profile_info *info, size
 	if (err) {
 		fprintf(stderr, "isoprof: cannot build %s: %s\n", path, strerror(-err));
 		return err;
+	}
+	if (!js_nameable(c, g, &st)) {
+		/* its JS frames would all be "[jit]": V8's profile names them, it is written instead */
+		fprintf(stderr, "isoprof: pid %u: isolate %s: JIT frames cannot be named (no perf map, "
+				"no calibrated layout): V8's heap profile is written in place of isoprof's\n",
+			g->pid, g->isolate_str);
+		pprof_builder__free(b);
+		return 0;
 	}
 	err = record__write_profile(c, path, b);
 	if (err) {

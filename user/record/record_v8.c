@@ -645,6 +645,12 @@ static int crosscheck_one(const struct capture *c, const struct v8_target *t, ss
  * <stem>-heap.v8.pb.gz, <stem>-v8.cpuprofile, <stem>-v8.heapprofile.
  * Heap without allocation probes: V8's is the only one, <stem>-heap.pb.gz.
  */
+/* Did isoprof write its own heap profile of group? */
+static bool own_heap_written(const struct capture *c, ssize_t group)
+{
+	return group >= 0 && c->group_heap_paths && c->group_heap_paths[group];
+}
+
 /* FILE.pb.gz (or .pb) as FILE<ext>: a file that goes with -o FILE. */
 static int sibling_path(const char *file, const char *ext, char *out, size_t len)
 {
@@ -676,7 +682,8 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 	int err;
 
 	if (g) {
-		snprintf(suffix, sizeof(suffix), !heap ? "cpu.v8.pb%s" : c->heap_written ? "heap.v8.pb%s" : "heap.pb%s", gz);
+		snprintf(suffix, sizeof(suffix), !heap ? "cpu.v8.pb%s"
+					  : own_heap_written(c, group) ? "heap.v8.pb%s" : "heap.pb%s", gz);
 		err = record__group_path(c, g, suffix, path, sizeof(path));
 		if (!err)
 			err = record__group_path(c, g, heap ? "v8.heapprofile" : "v8.cpuprofile",
@@ -694,7 +701,7 @@ static int write_result(struct capture *c, struct v8_result *r, const struct iso
 			 c->env->out_dir ? c->env->out_dir : ".", r->target->pid, id,
 			 heap ? "heapprofile" : "cpuprofile");
 	}
-	if (only_output && heap && c->heap_written) {
+	if (only_output && heap && own_heap_written(c, group)) {
 		/* isoprof's own heap profile is -o FILE: V8's and the cross-check beside it */
 		err = sibling_path(only_output, c->env->raw ? ".v8.pb" : ".v8.pb.gz", path,
 				   sizeof(path));
