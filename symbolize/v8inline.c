@@ -35,6 +35,7 @@ struct vi_code {
 	uint64_t *s;
 	uint32_t *s_fn;		/* per s[]: fns[] index when it was logged, NO_FN: none yet */
 	uint32_t ns;
+	uint64_t size;		/* retired entries: the code's size; else 0 */
 };
 
 #define NO_FN UINT32_MAX
@@ -68,6 +69,14 @@ struct v8inline {
 	/* the last code created, when its positions are worth a table without inlining */
 	uint64_t positions_start;
 	bool want_positions;
+	/*
+	 * Per start, the entry of the code that new code at the same start
+	 * replaced (v8inline__retire()): samples taken before the
+	 * replacement still need its table.
+	 */
+	struct vi_code *retired;
+	size_t nretired, retired_cap;
+	struct index_table retired_tab;	/* start -> retired[] */
 	/* strings of the frames handed out by the last __stack() call */
 	char arena[16384];
 	size_t arena_used;
@@ -90,6 +99,10 @@ void v8inline__clear(struct v8inline *vi)
 {
 	for (size_t i = 0; i < vi->ncodes; i++)
 		code_release(&vi->codes[i]);
+	for (size_t i = 0; i < vi->nretired; i++)
+		code_release(&vi->retired[i]);
+	vi->nretired = 0;
+	index_table__clear(&vi->retired_tab);
 	for (size_t i = 0; i < vi->nfns; i++)
 		free(vi->fns[i].name);
 	vi->ncodes = vi->nfns = 0;
@@ -104,6 +117,8 @@ void v8inline__free(struct v8inline *vi)
 	v8inline__clear(vi);
 	index_table__release(&vi->code_tab);
 	index_table__release(&vi->fn_tab);
+	index_table__release(&vi->retired_tab);
+	free(vi->retired);
 	free(vi->codes);
 	free(vi->fns);
 	free(vi);
@@ -128,6 +143,17 @@ static bool fn_eq(const void *ctx, uint32_t idx, const void *key)
 static long code_find(const struct v8inline *vi, uint64_t start, size_t *slot)
 {
 	return index_table__lookup(&vi->code_tab, key_hash(start), code_eq, vi, &start, slot);
+}
+
+static bool retired_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const struct v8inline *)ctx)->retired[idx].start == *(const uint64_t *)key;
+}
+
+static long retired_find(const struct v8inline *vi, uint64_t start, size_t *slot)
+{
+	return index_table__lookup(&vi->retired_tab, key_hash(start), retired_eq, vi, &start,
+				   slot);
 }
 
 /* The newest name record of sfi, or -1; *slot as index_table__lookup(). */
@@ -365,6 +391,40 @@ static void code_drop(struct v8inline *vi, size_t i, size_t slot)
 	vi->ncodes--;
 }
 
+int v8inline__retire(struct v8inline *vi, uint64_t start, uint64_t size)
+{
+	size_t slot = 0, rslot = 0, last, last_slot;
+	long i = code_find(vi, start, &slot), r;
+
+	if (i < 0)
+		return 0;
+	r = retired_find(vi, start, &rslot);
+	if (r >= 0) {
+		code_release(&vi->retired[r]);
+	} else {
+		if (index_table__reserve(&vi->retired_tab) ||
+		    array_grow(&vi->retired, &vi->retired_cap, vi->nretired + 1))
+			return -ENOMEM;
+		retired_find(vi, start, &rslot);
+		r = (long)vi->nretired++;
+		index_table__set(&vi->retired_tab, rslot, key_hash(start), (uint32_t)r);
+	}
+	/* the table moves: codes[i] leaves the live index without being released */
+	vi->retired[r] = vi->codes[i];
+	vi->retired[r].size = size;
+	index_table__remove(&vi->code_tab, slot);
+	last = vi->ncodes - 1;
+	if ((size_t)i != last) {
+		vi->codes[i] = vi->codes[last];
+		code_find(vi, vi->codes[i].start, &last_slot);
+		vi->code_tab.idx1[last_slot] = (uint32_t)i + 1;
+	}
+	vi->ncodes--;
+	if (vi->positions_start == start)
+		vi->want_positions = false;
+	return 0;
+}
+
 void v8inline__want_positions(struct v8inline *vi, uint64_t start)
 {
 	vi->positions_start = start;
@@ -487,11 +547,10 @@ static void line_col(const struct v8inline_script *sc, int32_t pos, uint32_t *li
 	*col = (uint32_t)(p - sc->line_starts[lo - 1] + 1);
 }
 
-int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
+static int stack_of(struct v8inline *vi, const struct vi_code *code, uint64_t off,
 		    const struct v8inline_sources *src, struct v8inline_frame *frames, size_t max,
 		    struct v8inline_frame *outer)
 {
-	const struct vi_code *code;
 	const struct vi_pos *at = NULL;
 	char buf[8192];
 	size_t lo = 0, hi, n = 0;
@@ -499,7 +558,6 @@ int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
 
 	vi->arena_used = 0;
 	memset(outer, 0, sizeof(*outer));
-	code = find_code(vi, start);
 	if (!code || !code->nc)
 		return 0;
 	hi = code->nc;
@@ -552,4 +610,22 @@ int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
 	if (src->by_id && (n || id < 0))
 		line_col(src->by_id(src->ctx, code->script), pos, &outer->line, &outer->column);
 	return (int)n;
+}
+
+int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
+		    const struct v8inline_sources *src, struct v8inline_frame *frames, size_t max,
+		    struct v8inline_frame *outer)
+{
+	return stack_of(vi, find_code(vi, start), off, src, frames, max, outer);
+}
+
+int v8inline__stack_retired(struct v8inline *vi, uint64_t start, uint64_t off,
+			    const struct v8inline_sources *src, struct v8inline_frame *frames,
+			    size_t max, struct v8inline_frame *outer)
+{
+	long r = retired_find(vi, start, NULL);
+
+	if (r < 0 || off >= vi->retired[r].size)
+		return -ENOENT;
+	return stack_of(vi, &vi->retired[r], off, src, frames, max, outer);
 }

@@ -93,6 +93,14 @@ int v8inline__source_info(struct v8inline *vi, const char *p, size_t len);
 void v8inline__drop(struct v8inline *vi, uint64_t start);
 
 /*
+ * New code is created at start, where live code of size bytes was: that
+ * code's table is kept aside (one per start, the latest) for the samples
+ * taken in it before, and the start has no table until the new code's
+ * own comes.  0 or -ENOMEM.
+ */
+int v8inline__retire(struct v8inline *vi, uint64_t start, uint64_t size);
+
+/*
  * The code just created at start is optimized (or baseline): keep its
  * source positions even if it inlined nothing, so a sample in it has a
  * line (v8inline__stack()'s outer).
@@ -112,5 +120,13 @@ void v8inline__move(struct v8inline *vi, uint64_t from, uint64_t to);
 int v8inline__stack(struct v8inline *vi, uint64_t start, uint64_t off,
 		    const struct v8inline_sources *src, struct v8inline_frame *frames, size_t max,
 		    struct v8inline_frame *outer);
+
+/*
+ * As v8inline__stack(), in the code retired at start, when off lies inside
+ * it; -ENOENT when there is none such.
+ */
+int v8inline__stack_retired(struct v8inline *vi, uint64_t start, uint64_t off,
+			    const struct v8inline_sources *src, struct v8inline_frame *frames,
+			    size_t max, struct v8inline_frame *outer);
 
 #endif

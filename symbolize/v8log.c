@@ -399,6 +399,19 @@ static int ev_code_creation(struct v8log *log, const char *p, const char *end)
 	 * the old code's inlining with it: new code that inlined nothing logs
 	 * no table of its own to replace it.
 	 */
+	id = code_index__find_start(log->code, start);
+	if (id >= 0) {
+		struct code_entry old;
+
+		/*
+		 * Tiering replaces code at the same start (Maglev's OSR code
+		 * freed, TurboFan's logged where it was): samples taken in the
+		 * old code still need its inlining.
+		 */
+		code_index__get(log->code, (size_t)id, &old);
+		if (old.size > size && v8inline__retire(log->inl, start, old.size))
+			return -ENOMEM;
+	}
 	v8inline__drop(log->inl, start);
 	id = code_index__add(log->code, start, size, dec, len, &c);
 	if (id < 0)
@@ -849,6 +862,20 @@ int v8log__inline_stack(struct v8log *log, uint64_t start, uint64_t off,
 		.ctx = log,
 	};
 
+	long id = code_index__find_start(log->code, start);
+
+	if (id >= 0) {
+		struct code_entry live;
+		int n;
+
+		/* past the end of the code now at start: in code that was there before */
+		code_index__get(log->code, (size_t)id, &live);
+		if (off >= live.size) {
+			n = v8inline__stack_retired(log->inl, start, off, &src, frames, max, outer);
+			if (n != -ENOENT)
+				return n;
+		}
+	}
 	return v8inline__stack(log->inl, start, off, &src, frames, max, outer);
 }
 

@@ -963,6 +963,37 @@ static void test_inline_reused_start(void **state)
 }
 
 /*
+ * Tiering replaces code at its start while a window runs (workerd: Maglev's
+ * OSR code of fetch freed, TurboFan's code of leakyInstrumentation logged
+ * at the same start, 436 bytes against 4304): a pc past the new code's end
+ * was sampled in the old code, and gets the old code's inlining; a pc
+ * inside the new code gets the new code's (none here).
+ */
+static void test_inline_replaced_code(void **state)
+{
+	static const char text[] =
+		"code-creation,JS,3,1000,0x7efdb7000100,200,isIdentifierPart t.js:1:10,0x3e92da107010,~\n"
+		"code-creation,JS,13,889411,0x7efdb78c8880,2740,scanIdentifier t.js:3:28,"
+		"0x3e92da107078,*\n"
+		"code-source-info,0x7efdb78c8880,82,40,80,C0O40C81O12I0C1200O14I0C2214O45,F0O44,"
+		"S0x3e92da107010\n"
+		"code-creation,JS,2,2396317,0x7efdb78c8880,888,checkGrammarVariableDeclaration "
+		"t.js:9:45,0x3641afa9a458,~\n"
+		"code-source-info,0x7efdb78c8880,82,4496764,4499191,,,\n";
+	struct v8inline_frame frames[4], outer;
+	struct v8log *log;
+	(void)state;
+
+	log = parse(text);
+	assert_int_equal(v8log__inline_stack(log, 0x7efdb78c8880, 130, frames, 4, &outer), 0);
+	assert_int_equal(v8log__inline_stack(log, 0x7efdb78c8880, 1500, frames, 4, &outer), 1);
+	assert_string_equal(frames[0].function, "isIdentifierPart");
+	/* past the old code's end too: nothing */
+	assert_int_equal(v8log__inline_stack(log, 0x7efdb78c8880, 3000, frames, 4, &outer), 0);
+	v8log__free(log);
+}
+
+/*
  * SFI addresses are reused too (V8 frees the SFIs of flushed functions and
  * allocates new ones in their place) and moved (sfi-move): an inlined
  * frame is named by its SFI as it was when its code was logged.  Naming it
@@ -1006,6 +1037,7 @@ int main(void)
 		cmocka_unit_test(test_events),
 		cmocka_unit_test(test_inline_stack),
 		cmocka_unit_test(test_inline_reused_start),
+		cmocka_unit_test(test_inline_replaced_code),
 		cmocka_unit_test(test_inline_reused_sfi),
 		cmocka_unit_test(test_osr_code),
 		cmocka_unit_test(test_escapes),

@@ -22,7 +22,9 @@
 #include "lib/array.h"
 #include "lib/monotime.h"
 #include "lib/procfs.h"
+#include "lib/procmem.h"
 #include "lib/textescape.h"
+#include "symbolize/v8deferred.h"
 #include "user/capture/caps.h"
 #include "user/capture/js_ranges.h"
 #include "user/record/record.h"
@@ -488,6 +490,38 @@ static void read_functions(struct capture *c, struct target_state *t,
 	}
 }
 
+/*
+ * A JS heap sample taken from Maglev code: its JS frame's return address is
+ * in deferred code with no source position (symbolize/v8deferred.h).  The
+ * frame gets the address the block goes back to, right after the
+ * allocation in the main body, where the positions say which inlined
+ * function allocated; as a return address (+1), like the one it replaces.
+ * Read now, while the code lives.  Other tiers log their slow paths'
+ * positions: left as they are.
+ */
+static void maglev_allocation_site(struct capture *c, struct isoprof_sample *s)
+{
+	size_t nuser = s->user_stack_bytes > 0 ? (size_t)s->user_stack_bytes / sizeof(__u64) : 0;
+	uint8_t code[V8DEFERRED_READ];
+	struct sym_frame f;
+	uint64_t to;
+
+	for (size_t i = 1; i < nuser && i < ISOPROF_MAX_JS_WALK; i++) {
+		if (symbolizer__resolve_user(c->sym, (pid_t)s->pid, s->user_stack[i] - 1, &f))
+			return;
+		if (f.kind != SYM_FRAME_JIT)
+			continue;
+		/* the innermost JS frame only: the one that called into the runtime */
+		if (!f.jit_tier || strcmp(f.jit_tier, "maglev") ||
+		    procmem__read((pid_t)s->pid, s->user_stack[i], code, sizeof(code)))
+			return;
+		to = v8deferred__continuation(code, sizeof(code), s->user_stack[i]);
+		if (to)
+			s->user_stack[i] = to + 1;
+		return;
+	}
+}
+
 /* The pending samples of processes checked since they were taken, to the store. */
 static void commit_pending(struct capture *c)
 {
@@ -518,6 +552,8 @@ static void commit_pending(struct capture *c)
 		}
 		if (c->store_err)
 			continue;
+		if (s->flags & ISOPROF_SAMPLE_ALLOC_JS)
+			maglev_allocation_site(c, &c->pending[i]);
 		if (s->flags & ISOPROF_SAMPLE_ALLOC) {
 			/* a heap capture's allocations, never mixed with its CPU ticks */
 			err = c->alloc_store ? sample_store__add(c->alloc_store, s) : 0;
