@@ -7,12 +7,14 @@
 # for SECONDS, three variants in turn in each round:
 #   none   no profiler
 #   cpu    isoprof record (the CPU sampler and GC probes: the default)
-#   heap   isoprof record --type heap (the same, V8's sampler and the
-#          allocation probes)
+#   v8heap isoprof record --type heap --no-alloc-probes (the same, and V8's
+#          sampling heap profiler, which the heap capture turns on)
+#   heap   isoprof record --type heap (the same, and the allocation probes)
 # CPU per request: workerd's CPU time (/proc/PID/task/*/schedstat) over the
-# load / wrk's requests.  The ratio heap / cpu is taken per round (the same
-# sampler on both sides); the table gives medians and (min-max), with the
-# allocation samples per second.  Prints a markdown section.
+# load / wrk's requests.  The ratios heap / v8heap (the probes) and v8heap /
+# cpu (V8's sampler) are taken per round; the table gives medians and
+# (min-max), with the allocation samples per second.  Prints a markdown
+# section.
 #   bench/heapprobe.sh [RUNS] [SECONDS]       (defaults 5 5; QUICK: 2 3)
 set -uo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -23,7 +25,7 @@ RUNS=${1:-5}
 SECS=${2:-5}
 PORT=${HEAPPROBE_PORT:-24700}
 INSPECTOR=$((PORT + 1))
-VARIANTS=(none cpu heap)
+VARIANTS=(none cpu v8heap heap)
 
 WORK=$(mktemp -d /tmp/isoprof-bench.XXXXXX)
 WD_PID=
@@ -70,12 +72,16 @@ wrk -t1 -c2 -d3s "$URL" >/dev/null 2>&1
 
 declare -A us allocs
 ratios=
+v8ratios=
 # one VARIANT: CPU per request (µs) under SECS of load, beside the capture the variant asks for
 one() {
 	local v=$1 rec= c0 c1 reqs
 	case $v in
 	cpu) "$ISOPROF" record -q --pid "$WD_PID" --duration-ms $(((SECS + 3) * 1000)) \
 		-o "$WORK/p.pb.gz" >"$WORK/$v.out" 2>"$WORK/$v.err" &
+		rec=$! ;;
+	v8heap) "$ISOPROF" record -q --pid "$WD_PID" --type heap --no-alloc-probes \
+		--duration-ms $(((SECS + 3) * 1000)) --out-dir "$WORK/v8heap" >"$WORK/$v.out" 2>"$WORK/$v.err" &
 		rec=$! ;;
 	heap) "$ISOPROF" record --pid "$WD_PID" --type heap --duration-ms $(((SECS + 3) * 1000)) \
 		--out-dir "$WORK/heap" >"$WORK/$v.out" 2>"$WORK/$v.err" &
@@ -101,14 +107,15 @@ for r in $(seq "$RUNS"); do
 		declare "last_$v=$LAST"
 	done
 	# shellcheck disable=SC2154
-	ratios+=" $(ratio "$last_heap" "$last_cpu")"
-	note "heapprobe round $r: none ${last_none} µs, cpu ${last_cpu} µs, heap ${last_heap} µs per request"
+	ratios+=" $(ratio "$last_heap" "$last_v8heap")"
+	v8ratios+=" $(ratio "$last_v8heap" "$last_cpu")"
+	note "heapprobe round $r: none ${last_none} µs, cpu ${last_cpu} µs, v8heap ${last_v8heap} µs, heap ${last_heap} µs per request"
 done
 
 med=$(echo "$ratios" | median)
 summary heapprobe_ratio "$med"
 echo "workerd, the heap fixture's buffers worker, wrk -t1 -c2 for $SECS s per run, $RUNS rounds" \
-	"(none, cpu, heap in turn); CPU per request of workerd."
+	"(none, cpu, v8heap, heap in turn); CPU per request of workerd."
 echo
 echo "| variant | µs CPU per request | ratio to no profiler |"
 echo "|---|---|---|"
@@ -117,6 +124,7 @@ for v in "${VARIANTS[@]}"; do
 	echo "| $v | $(fmt "$m") ($(echo "${us[$v]}" | spread)) | $(ratio "$m" "$(echo "${us[none]}" | median)") |"
 done
 echo
-echo "**Heap capture: heap / cpu = $(fmt "$med" %.3f)** (median of per-round ratios;" \
-	"$(echo "$ratios" | spread)): V8's sampling heap profiler and the allocation probes together;" \
-	"about $(echo "${allocs[heap]:-}" | median) allocation samples per second."
+echo "**Allocation probes: heap / v8heap = $(fmt "$med" %.3f)** (median of per-round ratios;" \
+	"$(echo "$ratios" | spread)), about $(echo "${allocs[heap]:-}" | median) allocation samples per second;" \
+	"V8's sampling heap profiler, which a heap capture turns on: v8heap / cpu =" \
+	"$(fmt "$(echo "$v8ratios" | median)" %.3f) ($(echo "$v8ratios" | spread))."

@@ -16,6 +16,9 @@ uint64_t v8deferred__continuation(const uint8_t *code, size_t len, uint64_t ret)
 	size_t i = 0;
 	bool moved = false;
 
+	/* no code ends at the top of the address space: ret + i never wraps below */
+	if (ret > UINT64_MAX - len - 8)
+		return 0;
 	while (i < len) {
 		uint8_t b = code[i];
 
@@ -39,7 +42,7 @@ uint64_t v8deferred__continuation(const uint8_t *code, size_t len, uint64_t ret)
 			int8_t rel = (int8_t)code[i + 1];
 			uint64_t next = ret + i + 2, to = next + (int64_t)rel;
 
-			return rel < 0 && to < ret ? to : 0;
+			return rel < 0 && to < ret && ret - to <= V8DEFERRED_MAX_BACK ? to : 0;
 		} else {
 			return 0;
 		}

@@ -19,7 +19,7 @@
 #define MAX_DURATION_MS 50000
 #define MAX_FREQUENCY_HZ 20000
 
-enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NO_GC_PROBES, OPT_NAMESPACE, OPT_ACTOR,
+enum { OPT_V8 = 0x100, OPT_INSPECTOR, OPT_NO_GC_PROBES, OPT_NO_ALLOC_PROBES, OPT_NAMESPACE, OPT_ACTOR,
        OPT_STATE_DIR, OPT_NO_CALIBRATE, OPT_SOURCE_MAPS, OPT_VERSION };
 
 #define ACTOR_ID_LEN 64
@@ -67,6 +67,9 @@ static const struct argp_option record_options[] = {
 	{ "no-gc-probes", OPT_NO_GC_PROBES, NULL, 0,
 	  "No uprobes on V8's garbage collector: no GC pauses per isolate, and GC jobs on "
 	  "V8's platform threads stay outside isolates", 0 },
+	{ "no-alloc-probes", OPT_NO_ALLOC_PROBES, NULL, 0,
+	  "--type heap: no uprobes where V8 and the malloc sample allocations: V8's own heap "
+	  "profile only (it charges inlined functions' allocations to their caller)", 0 },
 	{ "state-dir", OPT_STATE_DIR, "DIR", 0,
 	  "Where calibrated V8 layouts are kept (default $" V8LAYOUT_STATE_DIR_ENV ", else " V8LAYOUT_DEFAULT_STATE_DIR "): with "
 	  "one for a runtime's binary, its JS frames are named with no V8 flags", 0 },
@@ -149,6 +152,9 @@ static error_t record_parse(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_NO_GC_PROBES:
 		env->no_gc_probes = true;
+		break;
+	case OPT_NO_ALLOC_PROBES:
+		env->no_alloc_probes = true;
 		break;
 	case OPT_STATE_DIR:
 		env->state_dir = arg;

@@ -49,6 +49,7 @@ struct record_env {
 	bool v8;			/* --v8: V8's CPU profiler alongside */
 	const char *inspector;		/* --inspector HOST:PORT */
 	bool no_gc_probes;		/* --no-gc-probes */
+	bool no_alloc_probes;		/* --no-alloc-probes (--type heap: V8's profile only) */
 	bool json;			/* --json: the summary as JSON on stdout */
 	const char *state_dir;		/* --state-dir: where calibrated V8 layouts are */
 	bool no_calibrate;		/* --no-calibrate: never run a calibration */

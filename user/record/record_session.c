@@ -804,7 +804,7 @@ int record_session__arm(struct capture *c)
 		record__set_exit(c, RECORD_EXIT_NO_BPF);
 		return c->ncpus;
 	}
-	if (c->env->type == RECORD_HEAP)
+	if (c->env->type == RECORD_HEAP && !c->env->no_alloc_probes)
 		arm_alloc_probes(c);
 	/* V8's window starts once isoprof's is armed, and ends before it */
 	record_v8__start(c);

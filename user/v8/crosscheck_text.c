@@ -63,6 +63,12 @@ static const char *rate_str(char *buf, size_t len, const struct cc_side *sd)
 	return buf;
 }
 
+/* Heap profiles on both sides: their period is bytes, not time. */
+static bool heap_report(const struct crosscheck_report *r)
+{
+	return r->side[0].period_unit && !strcmp(r->side[0].period_unit, "bytes");
+}
+
 static void row(FILE *f, const char *what, const char *a, const char *b)
 {
 	fprintf(f, "  %-24s %-30s %s\n", what, a, b);
@@ -80,7 +86,8 @@ static void print_sides(const struct crosscheck_report *r, FILE *f)
 	row(f, "on the isolate's thread", thread_str(x, sizeof(x), a), thread_str(y, sizeof(y), b));
 	row(f, "window", window_str(x, sizeof(x), a), window_str(y, sizeof(y), b));
 	row(f, "period", period_str(x, sizeof(x), a), period_str(y, sizeof(y), b));
-	row(f, "effective rate", rate_str(x, sizeof(x), a), rate_str(y, sizeof(y), b));
+	if (!heap_report(r))
+		row(f, "effective rate", rate_str(x, sizeof(x), a), rate_str(y, sizeof(y), b));
 	if (b->median_delta_ns > 0) {
 		snprintf(y, sizeof(y), "%.3f ms", (double)b->median_delta_ns / 1e6);
 		row(f, "median sample interval", "-", y);
@@ -216,7 +223,11 @@ int crosscheck__print_text(const struct crosscheck_report *r, FILE *f)
 {
 	char rho[32];
 
-	fprintf(f, "isoprof crosscheck: isoprof's profile vs V8's CPU profiler\n");
+	if (heap_report(r))
+		fprintf(f, "isoprof crosscheck: isoprof's heap profile vs V8's sampling heap "
+			   "profiler (samples: bytes allocated, in sampling intervals)\n");
+	else
+		fprintf(f, "isoprof crosscheck: isoprof's profile vs V8's CPU profiler\n");
 	for (int side = 0; side < 2; side++)
 		if (*r->side[side].name)
 			fprintf(f, "  %-8s %s\n", side == 0 ? "isoprof:" : "V8:",
