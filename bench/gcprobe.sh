@@ -38,31 +38,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$WORK/wd/v8logs"
-cp "$TOP/tests/fixtures/gc/alloc.js" "$WORK/wd/alloc.js"
-cat >"$WORK/wd/config.capnp" <<EOF
-using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [ (name = "alloc", worker = .alloc) ],
-  sockets = [ (name = "http", address = "127.0.0.1:$PORT", http = (), service = "alloc") ],
-  v8Flags = [
-    "--perf-basic-prof", "--interpreted-frames-native-stack",
-    "--log-code", "--log-source-code", "--logfile-per-isolate", "--logfile=$WORK/wd/v8logs/v8.log",
-  ],
-);
-const alloc :Workerd.Worker = (
-  modules = [ (name = "alloc.js", esModule = embed "alloc.js") ],
-  compatibilityDate = "2024-01-01",
-);
-EOF
-(cd "$WORK/wd" && exec "$WORKERD" serve config.capnp) >"$WORK/wd/workerd.log" 2>&1 &
-WD_PID=$!
 URL=http://127.0.0.1:$PORT/
-for _ in $(seq 100); do
-	curl -sf -o /dev/null "$URL" 2>/dev/null && break
-	sleep 0.1
-done
-curl -sf -o /dev/null "$URL" || { echo "bench: gcprobe: workerd did not answer" >&2; exit 1; }
+bench_one_worker "$WORK/wd" "$TOP/tests/fixtures/gc/alloc.js" "$PORT" ||
+	{ echo "bench: gcprobe: workerd did not answer" >&2; exit 1; }
 # warm up: tier-up, and the heap at its working size
 wrk -t1 -c2 -d3s "$URL" >/dev/null 2>&1
 

@@ -41,32 +41,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mkdir -p "$WORK/wd/v8logs"
-cp "$TOP/tests/fixtures/heap/buffers.js" "$WORK/wd/buffers.js"
-cat >"$WORK/wd/config.capnp" <<EOF
-using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [ (name = "buffers", worker = .buffers) ],
-  sockets = [ (name = "http", address = "127.0.0.1:$PORT", http = (), service = "buffers") ],
-  v8Flags = [
-    "--perf-basic-prof", "--interpreted-frames-native-stack",
-    "--log-code", "--log-source-code", "--logfile-per-isolate", "--logfile=$WORK/wd/v8logs/v8.log",
-  ],
-);
-const buffers :Workerd.Worker = (
-  modules = [ (name = "buffers.js", esModule = embed "buffers.js") ],
-  compatibilityDate = "2024-01-01",
-);
-EOF
-(cd "$WORK/wd" && exec "$WORKERD" serve config.capnp --inspector-addr="127.0.0.1:$INSPECTOR") \
-	>"$WORK/wd/workerd.log" 2>&1 &
-WD_PID=$!
 URL=http://127.0.0.1:$PORT/
-for _ in $(seq 100); do
-	curl -sf -o /dev/null "$URL" 2>/dev/null && break
-	sleep 0.1
-done
-curl -sf -o /dev/null "$URL" || { echo "bench: heapprobe: workerd did not answer" >&2; exit 1; }
+bench_one_worker "$WORK/wd" "$TOP/tests/fixtures/heap/buffers.js" "$PORT" "$INSPECTOR" ||
+	{ echo "bench: heapprobe: workerd did not answer" >&2; exit 1; }
 # warm up: tier-up, and the heap at its working size
 wrk -t1 -c2 -d3s "$URL" >/dev/null 2>&1
 

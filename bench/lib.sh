@@ -47,6 +47,39 @@ bench_demo_stop() {
 	return 0
 }
 
+# bench_one_worker DIR JS PORT [INSPECTOR_PORT]: a workerd serving one worker
+# (the module JS, copied) on PORT, with the perf map and code log, in DIR;
+# its pid in WD_PID once it answers (1 when it does not).  The caller kills it.
+bench_one_worker() {
+	local dir=$1 js=$2 port=$3 insp=${4:-} name
+	name=$(basename "$js" .js)
+	mkdir -p "$dir/v8logs"
+	cp "$js" "$dir/$name.js"
+	cat >"$dir/config.capnp" <<EOF
+using Workerd = import "/workerd/workerd.capnp";
+const config :Workerd.Config = (
+  services = [ (name = "$name", worker = .w) ],
+  sockets = [ (name = "http", address = "127.0.0.1:$port", http = (), service = "$name") ],
+  v8Flags = [
+    "--perf-basic-prof", "--interpreted-frames-native-stack",
+    "--log-code", "--log-source-code", "--logfile-per-isolate", "--logfile=$dir/v8logs/v8.log",
+  ],
+);
+const w :Workerd.Worker = (
+  modules = [ (name = "$name.js", esModule = embed "$name.js") ],
+  compatibilityDate = "2024-01-01",
+);
+EOF
+	(cd "$dir" && exec "$WORKERD" serve config.capnp ${insp:+--inspector-addr=127.0.0.1:$insp}) \
+		>"$dir/workerd.log" 2>&1 &
+	WD_PID=$!
+	for _ in $(seq 100); do
+		curl -sf -o /dev/null "http://127.0.0.1:$port/" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	curl -sf -o /dev/null "http://127.0.0.1:$port/"
+}
+
 # load_start SECONDS URL...: one wrk -t1 -c2 per URL in the background;
 # LOAD_PIDS holds them
 load_start() {

@@ -37,8 +37,6 @@ struct {
 	__type(value, struct isoprof_counters);
 } counters SEC(".maps");
 
-#define STACK_BYTES (ISOPROF_MAX_STACK_DEPTH * sizeof(__u64))
-
 /*
  * The size argument the cookie names (1-based, as the ABI counts).  Each
  * register is read on its own: folded into one read at a computed offset,
@@ -90,14 +88,7 @@ int isoprof_alloc_sample(struct pt_regs *ctx)
 
 	/* the probe hit in user mode: no kernel frames */
 	s->kernel_stack_bytes = 0;
-	n = bpf_get_stack(ctx, s->user_stack, STACK_BYTES, BPF_F_USER_STACK);
-	s->user_stack_bytes = n;
-	if (n < 0)
-		cnt->user_stack_errors++;
-	else if (n == STACK_BYTES) {
-		s->flags |= ISOPROF_SAMPLE_USER_TRUNCATED;
-		cnt->user_truncated++;
-	}
+	n = sample_user_stack(ctx, s, cnt);
 	s->user_walked = 0;
 	/*
 	 * At a function's entry rbp is still its caller's frame: frame 0 of

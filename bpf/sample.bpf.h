@@ -232,6 +232,24 @@ static __always_inline void sample_head(struct isoprof_sample *s,
 	bpf_get_current_comm(s->comm, sizeof(s->comm));
 }
 
+#define SAMPLE_STACK_BYTES (ISOPROF_MAX_STACK_DEPTH * sizeof(__u64))
+
+/* The user stack into the sample, leaf first; its bytes, or -errno (counted). */
+static __always_inline long sample_user_stack(void *ctx, struct isoprof_sample *s,
+					      struct isoprof_counters *cnt)
+{
+	long n = bpf_get_stack(ctx, s->user_stack, SAMPLE_STACK_BYTES, BPF_F_USER_STACK);
+
+	s->user_stack_bytes = n;
+	if (n < 0)
+		cnt->user_stack_errors++;
+	else if (n == SAMPLE_STACK_BYTES) {
+		s->flags |= ISOPROF_SAMPLE_USER_TRUNCATED;
+		cnt->user_truncated++;
+	}
+	return n;
+}
+
 static __always_inline void sample_submit(struct isoprof_sample *s)
 {
 	bpf_ringbuf_submit(s, bpf_ringbuf_query(&samples, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?

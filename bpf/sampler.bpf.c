@@ -22,8 +22,6 @@ struct {
 	__type(value, struct isoprof_counters);
 } counters SEC(".maps");
 
-#define STACK_BYTES (ISOPROF_MAX_STACK_DEPTH * sizeof(__u64))
-
 /* x86-64 and arm64 kernels live in the upper half of the address space. */
 static __always_inline bool in_kernel(struct bpf_perf_event_data *ctx)
 {
@@ -78,23 +76,16 @@ int isoprof_sample_cpu(struct bpf_perf_event_data *ctx)
 	sample_head(s, target, pid_tgid);
 
 	/* A user-mode tick has no kernel stack; asking costs 0.25 us. */
-	n = in_kernel(ctx) ? bpf_get_stack(ctx, s->kernel_stack, STACK_BYTES, 0) : 0;
+	n = in_kernel(ctx) ? bpf_get_stack(ctx, s->kernel_stack, SAMPLE_STACK_BYTES, 0) : 0;
 	s->kernel_stack_bytes = n;
 	if (n < 0)
 		cnt->kernel_stack_errors++;
-	else if (n == STACK_BYTES) {
+	else if (n == SAMPLE_STACK_BYTES) {
 		s->flags |= ISOPROF_SAMPLE_KERNEL_TRUNCATED;
 		cnt->kernel_truncated++;
 	}
 
-	n = bpf_get_stack(ctx, s->user_stack, STACK_BYTES, BPF_F_USER_STACK);
-	s->user_stack_bytes = n;
-	if (n < 0)
-		cnt->user_stack_errors++;
-	else if (n == STACK_BYTES) {
-		s->flags |= ISOPROF_SAMPLE_USER_TRUNCATED;
-		cnt->user_truncated++;
-	}
+	n = sample_user_stack(ctx, s, cnt);
 
 	/* ring memory is not zeroed: the count is always written, entries up to it */
 	s->user_walked = 0;

@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* gc_probes: V8's GC pauses and platform-thread jobs; see gc_probes.h. */
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -15,10 +12,9 @@
 
 #include "user/capture/gc_probes.h"
 #include "gc.skel.h"
-#include "lib/array.h"
 #include "lib/errmsg.h"
-#include "symbolize/elf_symtab.h"
 #include "user/capture/percpu.h"
+#include "user/capture/probe_sites.h"
 #include "user/capture/uprobe_multi.h"
 
 #define COLLECT_PREFIX "_ZN2v88internal4Heap14CollectGarbageE"
@@ -52,25 +48,12 @@ static const struct {
  */
 #define MAX_SITES 256
 
-/* A binary to probe, by (device, inode), and the targets that run it. */
-struct gc_binary {
-	dev_t dev;
-	ino_t ino;
-	int fd;			/* a duplicate of the caller's, until attached */
-	unsigned long *offsets;	/* file offsets of the sites */
-	__u64 *cookies;		/* ISOPROF_GC_SITE_* */
-	size_t n, cap;
-	int err;		/* of reading or attaching it */
-	bool observable;	/* both ends of the observable pause are probed */
-	pid_t *pids;
-	size_t npids, pids_cap;
-	int links[2];		/* entries, returns (+1; 0: none) */
-};
+/* probe_binary.flags */
+#define GC_BINARY_OBSERVABLE 1u	/* both ends of the observable pause are probed */
 
 struct gc_probes {
 	struct gc_bpf *skel;
-	struct gc_binary *binaries;
-	size_t nbinaries, binaries_cap;
+	struct probe_binaries binaries;
 	bool process_filter;	/* a link's pid filter takes every thread of the process */
 	bool every_process;	/* gc_probes_opts.every_process */
 };
@@ -103,85 +86,30 @@ int gc_probes__site_of(const char *name)
 	return 0;
 }
 
-static int collect_site(void *ctx, const struct elf_named_sym *sym)
+static __u64 site_cookie(const char *name)
 {
-	struct gc_binary *b = ctx;
-	size_t cap = b->cap;
-	int site;
-
-	if (sym->type != STT_FUNC || sym->file_offset == UINT64_MAX ||
-	    !(site = gc_probes__site_of(sym->name)))
-		return 0;
-	/* aliases (C1/C2 constructors, identical code folded) share an address */
-	for (size_t i = 0; i < b->n; i++)
-		if (b->offsets[i] == sym->file_offset)
-			return 0;
-	if (b->n == MAX_SITES)
-		return -E2BIG;
-	if (array_grow(&b->offsets, &b->cap, b->n + 1))
-		return -ENOMEM;
-	if (b->cap != cap) {
-		__u64 *c = realloc(b->cookies, b->cap * sizeof(*c));
-
-		if (!c)
-			return -ENOMEM;
-		b->cookies = c;
-	}
-	b->offsets[b->n] = sym->file_offset;
-	b->cookies[b->n++] = site;
-	return 0;
+	return (__u64)gc_probes__site_of(name);
 }
 
-static int read_sites(struct gc_binary *b)
+/* A binary without CollectGarbage is not probed; the observable pause needs both ends. */
+static int check_sites(struct probe_binary *b)
 {
-	struct elf_symtab *st = elf_symtab__open_fd(b->fd, NULL);
-	bool collect = false, start = false, stop = false;
-	int err;
+	bool start = probe_binary__has(b, ISOPROF_GC_SITE_PAUSE_START) ||
+		     probe_binary__has(b, ISOPROF_GC_SITE_PAUSE_START_TICKS);
+	bool stop = probe_binary__has(b, ISOPROF_GC_SITE_PAUSE_STOP) ||
+		    probe_binary__has(b, ISOPROF_GC_SITE_PAUSE_STOP_TICKS);
 
-	if (!st)
-		return -errno;
-	err = elf_symtab__each_symbol(st, collect_site, b);
-	elf_symtab__free(st);
-	if (err)
-		return err;
-	for (size_t i = 0; i < b->n; i++) {
-		collect |= b->cookies[i] == ISOPROF_GC_SITE_COLLECT;
-		start |= b->cookies[i] == ISOPROF_GC_SITE_PAUSE_START ||
-			 b->cookies[i] == ISOPROF_GC_SITE_PAUSE_START_TICKS;
-		stop |= b->cookies[i] == ISOPROF_GC_SITE_PAUSE_STOP ||
-			b->cookies[i] == ISOPROF_GC_SITE_PAUSE_STOP_TICKS;
-	}
-	b->observable = start && stop;
-	return collect ? 0 : -ENOENT;
+	if (start && stop)
+		b->flags |= GC_BINARY_OBSERVABLE;
+	return probe_binary__has(b, ISOPROF_GC_SITE_COLLECT) ? 0 : -ENOENT;
 }
 
 int gc_probes__add(struct gc_probes *g, pid_t pid, int exe_fd)
 {
-	struct gc_binary *b = NULL;
-	struct stat sb;
-
-	if (fstat(exe_fd, &sb))
-		return -errno;
-	for (size_t i = 0; i < g->nbinaries && !b; i++)
-		if (g->binaries[i].dev == sb.st_dev && g->binaries[i].ino == sb.st_ino)
-			b = &g->binaries[i];
-	if (!b) {
-		if (array_grow(&g->binaries, &g->binaries_cap, g->nbinaries + 1))
-			return -ENOMEM;
-		b = &g->binaries[g->nbinaries++];
-		memset(b, 0, sizeof(*b));
-		b->dev = sb.st_dev;
-		b->ino = sb.st_ino;
-		b->fd = fcntl(exe_fd, F_DUPFD_CLOEXEC, 0);
-		b->err = b->fd < 0 ? -errno : read_sites(b);
-	}
-	if (array_grow(&b->pids, &b->pids_cap, b->npids + 1))
-		return -ENOMEM;
-	b->pids[b->npids++] = pid;
-	return b->err;
+	return probe_binaries__add(&g->binaries, pid, exe_fd);
 }
 
-static int link_uprobe_multi(int prog_fd, const char *path, const struct gc_binary *b,
+static int link_uprobe_multi(int prog_fd, const char *path, const struct probe_binary *b,
 			     pid_t pid, bool ret)
 {
 	unsigned long *offsets = calloc(b->n, sizeof(*offsets));
@@ -257,7 +185,7 @@ int gc_probes__probe_kernel(struct gc_probes_kernel *out)
 	return out->links;
 }
 
-static int attach_binary(struct gc_probes *g, struct gc_binary *b)
+static int attach_binary(struct gc_probes *g, struct probe_binary *b)
 {
 	char path[64];
 	/*
@@ -292,37 +220,33 @@ int gc_probes__attach(struct gc_probes *g)
 	int first_err = 0;
 	bool any = false;
 
-	for (size_t i = 0; i < g->nbinaries; i++) {
-		struct gc_binary *b = &g->binaries[i];
+	for (size_t i = 0; i < g->binaries.n; i++) {
+		struct probe_binary *b = &g->binaries.v[i];
 
 		if (!b->err && !b->links[0])
 			b->err = attach_binary(g, b);
-		if (b->fd >= 0)
-			close(b->fd);
-		b->fd = -1;
 		any |= !b->err;
 		if (b->err && !first_err)
 			first_err = b->err;
 	}
+	probe_binaries__done(&g->binaries);
 	return any ? 0 : first_err ? first_err : -ENOENT;
 }
 
 int gc_probes__probed(const struct gc_probes *g, pid_t pid)
 {
-	for (size_t i = 0; i < g->nbinaries; i++)
-		for (size_t j = 0; j < g->binaries[i].npids; j++)
-			if (g->binaries[i].pids[j] == pid)
-				return g->binaries[i].links[0] ? 0 : g->binaries[i].err;
-	return -ENOENT;
+	const struct probe_binary *b = probe_binaries__of(&g->binaries, pid);
+
+	if (!b)
+		return -ENOENT;
+	return b->links[0] ? 0 : b->err;
 }
 
 bool gc_probes__observable(const struct gc_probes *g, pid_t pid)
 {
-	for (size_t i = 0; i < g->nbinaries; i++)
-		for (size_t j = 0; j < g->binaries[i].npids; j++)
-			if (g->binaries[i].pids[j] == pid)
-				return !g->binaries[i].err && g->binaries[i].observable;
-	return false;
+	const struct probe_binary *b = probe_binaries__of(&g->binaries, pid);
+
+	return b && !b->err && (b->flags & GC_BINARY_OBSERVABLE);
 }
 
 struct gc_probes *gc_probes__new(const struct gc_probes_opts *opts)
@@ -333,6 +257,9 @@ struct gc_probes *gc_probes__new(const struct gc_probes_opts *opts)
 
 	if (!g)
 		return NULL;
+	g->binaries.site_of = site_cookie;
+	g->binaries.max_sites = MAX_SITES;
+	g->binaries.check = check_sites;
 	g->skel = gc_bpf__open();
 	if (!g->skel) {
 		err = -errno;
@@ -393,14 +320,9 @@ void gc_probes__next_window(struct gc_probes *g, uint64_t start_ns)
 
 void gc_probes__detach(struct gc_probes *g)
 {
-	g->skel->data->window_start_ns = ~0ull;
-	for (size_t i = 0; i < g->nbinaries; i++) {
-		for (int k = 0; k < 2; k++) {
-			if (g->binaries[i].links[k])
-				close(g->binaries[i].links[k] - 1);
-			g->binaries[i].links[k] = 0;
-		}
-	}
+	if (g->skel)
+		g->skel->data->window_start_ns = ~0ull;
+	probe_binaries__unlink(&g->binaries);
 }
 
 void gc_probes__free(struct gc_probes *g)
@@ -408,14 +330,7 @@ void gc_probes__free(struct gc_probes *g)
 	if (!g)
 		return;
 	gc_probes__detach(g);
-	for (size_t i = 0; i < g->nbinaries; i++) {
-		if (g->binaries[i].fd >= 0)
-			close(g->binaries[i].fd);
-		free(g->binaries[i].offsets);
-		free(g->binaries[i].cookies);
-		free(g->binaries[i].pids);
-	}
-	free(g->binaries);
+	probe_binaries__release(&g->binaries);
 	gc_bpf__destroy(g->skel);
 	free(g);
 }

@@ -620,6 +620,21 @@ static int to_sink(struct capture *c, struct pprof_builder *b, const struct isol
 	return 0;
 }
 
+/* The profile as a reader sees it once written: *out, or NULL when it does not parse. */
+static int keep_parsed(struct pprof_builder *b, struct pprof_profile **out)
+{
+	uint8_t *bytes = NULL;
+	char why[128];
+	size_t len;
+	int err;
+
+	err = pprof_builder__serialize(b, false, &bytes, &len);
+	if (!err)
+		err = pprof_profile__parse(bytes, len, out, why, sizeof(why));
+	free(bytes);
+	return err;
+}
+
 /*
  * Write one profile to path (NULL: build it only) and, for a group the V8
  * side needs, keep it parsed in c->group_profiles[group].
@@ -629,9 +644,6 @@ static int write_one(struct capture *c, struct cpu_profile_info *info, struct gr
 {
 	struct cpu_profile_stats st;
 	struct pprof_builder *b;
-	uint8_t *bytes = NULL;
-	size_t len;
-	char why[128];
 	int err;
 
 	info->filter = keep_sample;
@@ -658,11 +670,7 @@ static int write_one(struct capture *c, struct cpu_profile_info *info, struct gr
 	}
 	if (group >= 0 && c->keep_group_profiles) {
 		/* the V8 side maps and cross-checks on exactly what was written */
-		err = pprof_builder__serialize(b, false, &bytes, &len);
-		if (!err)
-			err = pprof_profile__parse(bytes, len, &c->group_profiles[group], why,
-						   sizeof(why));
-		free(bytes);
+		err = keep_parsed(b, &c->group_profiles[group]);
 		if (err == -ENOMEM) {
 			pprof_builder__free(b);
 			return err;
@@ -867,9 +875,6 @@ static int write_heap_one(struct capture *c, struct cpu_profile_info *info, size
 	struct heap_filter filter = { .pid = g->pid, .isolate = g->isolate };
 	struct cpu_profile_stats st;
 	struct pprof_builder *b;
-	uint8_t *bytes = NULL;
-	size_t len;
-	char why[128];
 	int err;
 
 	info->filter = keep_allocation;
@@ -896,11 +901,7 @@ static int write_heap_one(struct capture *c, struct cpu_profile_info *info, size
 		return err;
 	}
 	/* the cross-check with V8's heap profile reads exactly what was written */
-	err = pprof_builder__serialize(b, false, &bytes, &len);
-	if (!err)
-		err = pprof_profile__parse(bytes, len, &c->group_heap_profiles[group], why,
-					   sizeof(why));
-	free(bytes);
+	err = keep_parsed(b, &c->group_heap_profiles[group]);
 	pprof_builder__free(b);
 	if (err == -ENOMEM)
 		return err;

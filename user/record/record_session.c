@@ -570,6 +570,19 @@ static void commit_pending(struct capture *c)
 	c->npending = kept;
 }
 
+/* The binary pid runs, as the kernel names it (safe_open.h), for probing: an fd or -errno. */
+static int open_exe(pid_t pid)
+{
+	static const struct safe_open_opts exe_opts = {
+		.proc_link = true,
+		.max_bytes = SAFE_OPEN_ELF_MAX,
+	};
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return safe_open__file(path, &exe_opts, NULL);
+}
+
 /*
  * GC probes on each V8 target whose isolates BPF can read (pauses are
  * charged to the isolate current on the thread).  Not being able to probe
@@ -577,16 +590,12 @@ static void commit_pending(struct capture *c)
  */
 static void arm_gc_probes(struct capture *c)
 {
-	static const struct safe_open_opts exe_opts = {
-		.proc_link = true,
-		.max_bytes = SAFE_OPEN_ELF_MAX,
-	};
 	struct gc_probes_opts gopts = {
 		.targets_fd = sampler__targets_fd(c->sampler),
 		.thread_tags_fd = sampler__thread_tags_fd(c->sampler),
 		.every_process = c->rolling,
 	};
-	char err_buf[256] = "", path[64];
+	char err_buf[256] = "";
 	int err, fd;
 
 	if (c->env->no_gc_probes)
@@ -611,8 +620,7 @@ static void arm_gc_probes(struct capture *c)
 			continue;
 		}
 		/* the binary the process runs, as the kernel names it (safe_open.h) */
-		snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
-		fd = safe_open__file(path, &exe_opts, NULL);
+		fd = open_exe(t->pid);
 		if (fd < 0) {
 			t->gc_why = "its executable could not be opened";
 			continue;
@@ -652,11 +660,6 @@ static void arm_gc_probes(struct capture *c)
  */
 static void gc_probe_newcomer(struct capture *c, struct target_state *t)
 {
-	static const struct safe_open_opts exe_opts = {
-		.proc_link = true,
-		.max_bytes = SAFE_OPEN_ELF_MAX,
-	};
-	char path[64];
 	int fd, err;
 
 	if (!t->v8)
@@ -666,8 +669,7 @@ static void gc_probe_newcomer(struct capture *c, struct target_state *t)
 				   : "isolates not readable in this process";
 		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
-	fd = safe_open__file(path, &exe_opts, NULL);
+	fd = open_exe(t->pid);
 	if (fd < 0) {
 		t->gc_why = "its executable could not be opened";
 		return;
@@ -689,10 +691,6 @@ static void gc_probe_newcomer(struct capture *c, struct target_state *t)
  */
 static void arm_alloc_probes(struct capture *c)
 {
-	static const struct safe_open_opts exe_opts = {
-		.proc_link = true,
-		.max_bytes = SAFE_OPEN_ELF_MAX,
-	};
 	struct alloc_probes_opts aopts = {
 		.samples_fd = sampler__samples_fd(c->sampler),
 		.targets_fd = sampler__targets_fd(c->sampler),
@@ -701,7 +699,7 @@ static void arm_alloc_probes(struct capture *c)
 		.thread_tags = !c->env->no_gc_probes,
 		.ringbuf_bytes = sampler__ring_bytes(c->sampler),
 	};
-	char err_buf[256] = "", path[64];
+	char err_buf[256] = "";
 	int err, fd;
 
 	aopts.err_buf = err_buf;
@@ -719,8 +717,7 @@ static void arm_alloc_probes(struct capture *c)
 			t->alloc_why = "the allocation probes could not be loaded";
 			continue;
 		}
-		snprintf(path, sizeof(path), "/proc/%d/exe", t->pid);
-		fd = safe_open__file(path, &exe_opts, NULL);
+		fd = open_exe(t->pid);
 		if (fd < 0) {
 			t->alloc_why = "its executable could not be opened";
 			continue;
