@@ -29,14 +29,6 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-/* The allocation probes' own counters (userspace sums them apart from the sampler's). */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct isoprof_counters);
-} counters SEC(".maps");
-
 /*
  * The size argument the cookie names (1-based, as the ABI counts).  Each
  * register is read on its own: folded into one read at a computed offset,
@@ -60,26 +52,15 @@ int isoprof_alloc_sample(struct pt_regs *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u64 cookie = bpf_get_attach_cookie(ctx), size;
-	__u32 tgid = pid_tgid >> 32, zero = 0;
 	struct isoprof_target *target;
 	struct isoprof_counters *cnt;
 	struct isoprof_sample *s;
 	long n;
 
-	target = bpf_map_lookup_elem(&targets, &tgid);
-	if (!target)
+	/* uprobe programs do not nest on a CPU either (bpf_prog_active) */
+	s = sample_reserve(pid_tgid >> 32, &target, &cnt);
+	if (!s)
 		return 0;
-	cnt = bpf_map_lookup_elem(&counters, &zero);
-	if (!cnt)
-		return 0;
-	/* uprobe programs do not nest on a CPU (bpf_prog_active) */
-	cnt->events++;
-
-	s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
-	if (!s) {
-		cnt->lost_ringbuf_full++;
-		return 0;
-	}
 	sample_head(s, target, pid_tgid);
 	s->flags |= (cookie & 0xff) == ISOPROF_ALLOC_SITE_V8 ? ISOPROF_SAMPLE_ALLOC_JS
 							     : ISOPROF_SAMPLE_ALLOC_NATIVE;

@@ -18,6 +18,14 @@ struct {
 	__uint(max_entries, 8 << 20);
 } samples SEC(".maps");
 
+/* Each program's own per-CPU counters (not shared: userspace sums each apart). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct isoprof_counters);
+} counters SEC(".maps");
+
 /*
  * How to read a JS frame's function in each V8 build a target runs
  * (isoprof_target.v8_layout is 1 + the index; userspace fills the entries).
@@ -205,6 +213,32 @@ const volatile __u64 wakeup_bytes = 4 << 20;
 
 /* Platform threads take the isolate their job works for (bpf/gc.bpf.c). */
 const volatile bool use_thread_tags = false;
+
+/*
+ * A sample slot for the current process when it is a target: *target and
+ * *cnt set, the event counted; NULL when it is no target, or the ring is
+ * full (counted).  A program of one kind never nests on its CPU, so the
+ * per-CPU counters need no atomics.
+ */
+static __always_inline struct isoprof_sample *sample_reserve(__u32 tgid,
+							     struct isoprof_target **target,
+							     struct isoprof_counters **cnt)
+{
+	struct isoprof_sample *s;
+	__u32 zero = 0;
+
+	*target = bpf_map_lookup_elem(&targets, &tgid);
+	if (!*target)
+		return NULL;
+	*cnt = bpf_map_lookup_elem(&counters, &zero);
+	if (!*cnt)
+		return NULL;
+	(*cnt)->events++;
+	s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
+	if (!s)
+		(*cnt)->lost_ringbuf_full++;
+	return s;
+}
 
 /* Time, process, thread, CPU, isolate and thread name; flags cleared. */
 static __always_inline void sample_head(struct isoprof_sample *s,

@@ -15,13 +15,6 @@
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct isoprof_counters);
-} counters SEC(".maps");
-
 /* x86-64 and arm64 kernels live in the upper half of the address space. */
 static __always_inline bool in_kernel(struct bpf_perf_event_data *ctx)
 {
@@ -52,27 +45,14 @@ SEC("perf_event")
 int isoprof_sample_cpu(struct bpf_perf_event_data *ctx)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	__u32 tgid = pid_tgid >> 32;
 	struct isoprof_target *target;
 	struct isoprof_counters *cnt;
 	struct isoprof_sample *s;
-	__u32 zero = 0;
 	long n;
 
-	target = bpf_map_lookup_elem(&targets, &tgid);
-	if (!target)
+	s = sample_reserve(pid_tgid >> 32, &target, &cnt);
+	if (!s)
 		return 0;
-	cnt = bpf_map_lookup_elem(&counters, &zero);
-	if (!cnt)
-		return 0;
-	/* per-CPU slot, and a perf_event program never nests on its own CPU */
-	cnt->events++;
-
-	s = bpf_ringbuf_reserve(&samples, sizeof(*s), 0);
-	if (!s) {
-		cnt->lost_ringbuf_full++;
-		return 0;
-	}
 	sample_head(s, target, pid_tgid);
 
 	/* A user-mode tick has no kernel stack; asking costs 0.25 us. */
