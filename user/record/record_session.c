@@ -491,28 +491,34 @@ static void read_functions(struct capture *c, struct target_state *t,
 }
 
 /*
- * A JS heap sample taken from Maglev code: its JS frame's return address is
- * in deferred code with no source position (symbolize/v8deferred.h).  The
- * frame gets the address the block goes back to, right after the
- * allocation in the main body, where the positions say which inlined
- * function allocated; as a return address (+1), like the one it replaces.
- * Read now, while the code lives.  Other tiers log their slow paths'
- * positions: left as they are.
+ * A JS heap sample taken in Maglev code: the JS frame called V8's
+ * allocation builtin from deferred code with no source position
+ * (symbolize/v8deferred.h).  The frame gets the address the block goes
+ * back to, right after the allocation in the main body, where the
+ * positions say which inlined function allocated; as a return address
+ * (+1), like the one it replaces.  Only when the callee is the allocation
+ * builtin, and read now, while the code lives.  TurboFan logs its slow
+ * paths' positions: its samples are left as they are.
  */
 static void maglev_allocation_site(struct capture *c, struct isoprof_sample *s)
 {
 	size_t nuser = s->user_stack_bytes > 0 ? (size_t)s->user_stack_bytes / sizeof(__u64) : 0;
 	uint8_t code[V8DEFERRED_READ];
+	bool from_allocate = false;
 	struct sym_frame f;
 	uint64_t to;
 
 	for (size_t i = 1; i < nuser && i < ISOPROF_MAX_JS_WALK; i++) {
 		if (symbolizer__resolve_user(c->sym, (pid_t)s->pid, s->user_stack[i] - 1, &f))
 			return;
-		if (f.kind != SYM_FRAME_JIT)
+		if (f.kind != SYM_FRAME_JIT) {
+			/* the innermost builtin below the JS frame: the one it called */
+			from_allocate = f.name && (!strncmp(f.name, "Builtins_Allocate", 17) ||
+						   !strncmp(f.name, "Builtins_CEntry", 15));
 			continue;
+		}
 		/* the innermost JS frame only: the one that called into the runtime */
-		if (!f.jit_tier || strcmp(f.jit_tier, "maglev") ||
+		if (!from_allocate || !f.jit_tier || strcmp(f.jit_tier, "maglev") ||
 		    procmem__read((pid_t)s->pid, s->user_stack[i], code, sizeof(code)))
 			return;
 		to = v8deferred__continuation(code, sizeof(code), s->user_stack[i]);
