@@ -104,6 +104,12 @@ for run in $(seq "$RUNS"); do
 	else
 		fail "run $run: V8's heap profile" "$(ls "$D/out" | tr '\n' ' ')"
 	fi
+	if HOME=${HOME:-/root} go tool pprof -comments "$buffers" 2>/dev/null |
+		grep -qE '^allocations: [1-9][0-9]* samples kept in pid [0-9]+ \(JS heap sampled; native heap sampled\); lost: 0 '; then
+		pass "run $run: the profile says what the probes took (samples kept, both heaps sampled, none lost)"
+	else
+		fail "run $run: allocations comment" "$(HOME=${HOME:-/root} go tool pprof -comments "$buffers" 2>&1 | grep -i alloc)"
+	fi
 	fill=$(fill_share "$buffers")
 	if awk -v s="$fill" 'BEGIN { exit !(s >= 80) }'; then
 		pass "run $run: buffers: fillBuffers under $fill% of the native-alloc bytes"

@@ -921,6 +921,30 @@ static int write_heap_one(struct capture *c, struct cpu_profile_info *info, size
 	return 0;
 }
 
+/* The target state of pid, or NULL. */
+static const struct target_state *target_state_of(const struct capture *c, uint32_t pid)
+{
+	for (int i = 0; i < c->ntargets; i++)
+		if (c->targets[i].pid == (pid_t)pid)
+			return &c->targets[i];
+	return NULL;
+}
+
+/* What the allocation probes took of t's process, for its heap profile's comments. */
+static char *allocations_comment(const struct capture *c, const struct target_state *t)
+{
+	return record__asprintf(
+		"allocations: %llu samples kept in pid %d (JS heap %s; native heap %s); lost: %llu "
+		"(ring buffer full); user stacks truncated: %llu",
+		(unsigned long long)t->alloc_samples, t->pid,
+		t->alloc_sites & ALLOC_SITES_JS ? "sampled" : "not sampled: no V8 sampling point",
+		t->alloc_sites & ALLOC_SITES_NATIVE
+			? "sampled"
+			: "not sampled: its malloc has no sampling hook (docs/heap.md)",
+		(unsigned long long)c->alloc_counters.lost_ringbuf_full,
+		(unsigned long long)c->alloc_counters.user_truncated);
+}
+
 static int write_heap_profiles(struct capture *c, const struct cpu_profile_info *base)
 {
 	const struct alloc_weights weights = {
@@ -964,14 +988,27 @@ static int write_heap_profiles(struct capture *c, const struct cpu_profile_info 
 	info.ncomments++;
 	for (size_t i = 0; i < c->attr.ngroups && !err; i++) {
 		const struct isolate_group *g = &c->attr.groups[i];
+		const struct target_state *t = target_state_of(c, g->pid);
 		size_t nbase = info.ncomments;
 
-		if (!g->isolate || !c->selected[i] || (only >= 0 && (size_t)only != i))
+		if (!g->isolate || !c->selected[i] || (only >= 0 && (size_t)only != i) || !t)
 			continue;
+		if (t->alloc_why) {
+			fprintf(stderr, "isoprof: pid %d: isolate %s: no allocation probes (%s): V8's "
+					"heap profile is written in place of isoprof's\n",
+				t->pid, g->isolate_str, t->alloc_why);
+			continue;
+		}
 		if (only >= 0)
 			snprintf(path, sizeof(path), "%s", c->env->output);
 		else if ((err = record__group_path(c, g, suffix, path, sizeof(path))))
 			break;
+		comments[info.ncomments] = allocations_comment(c, t);
+		if (!comments[info.ncomments]) {
+			err = -ENOMEM;
+			break;
+		}
+		info.ncomments++;
 		err = with_gc_comments(c, &info, &g, 1);
 		if (!err)
 			err = write_heap_one(c, &info, i, path);
@@ -1064,8 +1101,8 @@ static size_t profile_comments(const struct capture *c, const struct isoprof_cou
 int record_profiles__write(struct capture *c, const struct isoprof_counters *cnt,
 			   double *process_ms)
 {
-	/* + 1: the heap comment (write_heap_profiles()) */
-	char *comments[MAX_COMMENTS + 3 * MAX_GC_ISOLATES + 1];
+	/* + 2: the heap comments (write_heap_profiles()) */
+	char *comments[MAX_COMMENTS + 3 * MAX_GC_ISOLATES + 2];
 	size_t ncomments = 0;
 	uint64_t t0 = monotime_ns();
 	struct cpu_profile_info info = {

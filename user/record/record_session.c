@@ -368,7 +368,7 @@ int record_session__open(struct capture *c)
 
 	read_budget__init(&c->read_budget, SAFE_OPEN_CAPTURE_MAX);
 	c->store = sample_store__new();
-	/* tcmalloc's default; what a target set instead is read when it is probed */
+	/* tcmalloc's default, which workerd keeps (docs/heap.md): not read from the target */
 	c->native_interval = ALLOC_NATIVE_DEFAULT_INTERVAL;
 	if (c->env->type == RECORD_HEAP && !(c->alloc_store = sample_store__new())) {
 		fprintf(stderr, "isoprof: out of memory\n");
