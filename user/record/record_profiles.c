@@ -556,6 +556,8 @@ static void accumulate(struct cpu_profile_stats *sum, const struct cpu_profile_s
 		sum->jit_leaf_by[k] += one->jit_leaf_by[k];
 		sum->jit_leaf_inlined_by[k] += one->jit_leaf_inlined_by[k];
 	}
+	for (int k = 0; k < NR_FRAME_PLACEMENTS; k++)
+		sum->jit_leaf_placed_by[k] += one->jit_leaf_placed_by[k];
 	for (int i = 0; i < NR_SAMPLE_CLASSES; i++)
 		sum->class_samples[i] += one->class_samples[i];
 	for (size_t i = 0; i < one->nr_no_perfmap_pids; i++) {

@@ -104,6 +104,30 @@ static void print_gc(const struct capture *c, const struct isolate_group *g)
 		fprintf(stderr, "    %s%s\n", line, stop);
 }
 
+/*
+ * Who placed the isolate's JIT-leaf samples among the functions their
+ * code inlined (docs/v8-frames.md): only when some code inlined.
+ */
+static void print_placed(const struct isolate_group *g)
+{
+	uint64_t inlining = 0;
+	const char *sep = "";
+
+	for (int k = FRAME_PLACED_NONE + 1; k < NR_FRAME_PLACEMENTS; k++)
+		inlining += g->placed_samples[k];
+	if (!inlining)
+		return;
+	fprintf(stderr, "    inlined code: %llu JIT-leaf samples placed by", (unsigned long long)inlining);
+	for (int k = FRAME_PLACED_NONE + 1; k < NR_FRAME_PLACEMENTS; k++) {
+		if (!g->placed_samples[k])
+			continue;
+		fprintf(stderr, "%s %s %llu", sep, frame_placement__str(k),
+			(unsigned long long)g->placed_samples[k]);
+		sep = ",";
+	}
+	fprintf(stderr, "\n");
+}
+
 /* The selected isolates (and what ran outside any), with their classes. */
 static void print_groups(const struct capture *c, size_t total)
 {
@@ -124,6 +148,7 @@ static void print_groups(const struct capture *c, size_t total)
 				(unsigned long long)g->samples, 100.0 * g->samples / total);
 		print_classes(g->class_samples, g->samples);
 		print_gc(c, g);
+		print_placed(g);
 		if (g->isolate && record__is_deopt_loop(g))
 			fprintf(stderr,
 				"    %.1f%% of its samples in V8's deoptimizer: code is deoptimized "
@@ -588,6 +613,21 @@ static struct json_object *gc_json(const struct capture *c, const struct isolate
 	return o;
 }
 
+/* print_placed() for --json: every placement, 0 included, for scripts to read */
+static struct json_object *placed_json(const struct isolate_group *g)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int k = 0; o && k < NR_FRAME_PLACEMENTS; k++) {
+		if (json__put(o, frame_placement__key(k),
+			      json_object_new_uint64(g->placed_samples[k]))) {
+			json_object_put(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
 int record_summary__print_json(const struct capture *c, const struct isoprof_counters *cnt)
 {
 	struct json_object *root = json_object_new_object(), *groups = json_object_new_array();
@@ -641,6 +681,7 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 		err |= json__put(o, "classes", classes);
 		if (g->isolate)
 			err |= json__put(o, "gc", gc_json(c, g));
+		err |= json__put(o, "jit_placed_by", placed_json(g));
 		err |= json__append(groups, o);
 	}
 	err |= json__put(root, "isolates", groups);
