@@ -348,6 +348,7 @@ struct binsn {
 	uint8_t is_target;	/* some branch goes here */
 	int32_t site;		/* the deoptimization entry of a point, -1 */
 	int32_t ahead;		/* memo of the forward walk */
+	uint32_t ahead_steps;	/* ... and how many instructions it took */
 	int64_t target;		/* branch target offset, or -1 */
 };
 
@@ -397,6 +398,7 @@ static int decode_body(const uint8_t *code, uint32_t end, struct body *b,
 		o->is_target = 0;
 		o->site = -1;
 		o->ahead = UNKNOWN;
+		o->ahead_steps = 0;
 		o->target = (in.flow == X86_FLOW_JCC || in.flow == X86_FLOW_JMP ||
 			     in.flow == X86_FLOW_CALL) ? (int64_t)at + in.target : -1;
 		at += in.length;
@@ -465,17 +467,20 @@ static int32_t walk_ahead(struct body *b, size_t i, size_t *path)
 {
 	size_t npath = 0, j = i;
 	int32_t found = -1;
+	uint32_t steps = 0;	/* from the end of the path to the point */
 
 	while (npath < WALK_MAX) {
 		struct binsn *in = &b->in[j];
 
 		if (in->ahead != UNKNOWN) {
 			found = in->ahead == VISITING ? -1 : in->ahead;
+			steps = in->ahead_steps;
 			break;
 		}
 		if (in->site >= 0) {
 			found = in->site;
 			in->ahead = found;
+			in->ahead_steps = 0;
 			break;
 		}
 		in->ahead = VISITING;
@@ -495,19 +500,24 @@ static int32_t walk_ahead(struct body *b, size_t i, size_t *path)
 			break;
 		}
 	}
-	for (size_t k = 0; k < npath; k++)
+	for (size_t k = npath; k-- > 0;) {
+		steps++;
 		b->in[path[k]].ahead = found;
+		b->in[path[k]].ahead_steps = steps;
+	}
 	return found;
 }
 
-/* The last point before instruction i in its block, or -1. */
-static int32_t look_behind(const struct body *b, size_t i)
+/* The last point before instruction i in its block, or -1; *steps back to it. */
+static int32_t look_behind(const struct body *b, size_t i, uint32_t *steps)
 {
+	*steps = 0;
 	if (b->in[i].is_target)
 		return -1;
 	for (size_t k = i; k-- > 0;) {
 		const struct binsn *in = &b->in[k];
 
+		++*steps;
 		if (in->site >= 0)
 			return in->site;
 		/* a branch other than a check, or a way out, ends the block before i */
@@ -570,11 +580,17 @@ long v8deopt__place(const uint8_t *code, size_t size, const struct v8deopt_exits
 	find_points(&b, exits, sorted, ncalls, &st);
 	st.instructions = (uint32_t)b.n;
 	for (size_t i = 0; i < b.n; i++) {
-		int32_t e = walk_ahead(&b, i, path);
+		int32_t e = walk_ahead(&b, i, path), back;
 		enum v8deopt_how how = V8DEOPT_AHEAD;
+		uint32_t back_steps;
+		static int policy = -1;
 
-		if (e < 0) {
-			e = look_behind(&b, i);
+		if (policy < 0)
+			policy = getenv("ISOPROF_DEOPT_POLICY") ? atoi(getenv("ISOPROF_DEOPT_POLICY")) : 0;
+		back = look_behind(&b, i, &back_steps);
+		if (e < 0 || (back >= 0 && policy == 1) ||
+		    (back >= 0 && policy == 2 && back_steps < b.in[i].ahead_steps)) {
+			e = back;
 			how = e < 0 ? V8DEOPT_NONE : V8DEOPT_BEHIND;
 		}
 		st.ahead += how == V8DEOPT_AHEAD;
