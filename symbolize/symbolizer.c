@@ -1094,6 +1094,12 @@ int symbolizer__set_v8_layout(struct symbolizer *s, pid_t pid, const struct v8_l
 		p->code = v8code__new(pid, layout);
 		if (!p->code)
 			return -ENOMEM;
+		/*
+		 * Where V8 kept positions, place pcs by the deoptimization data too
+		 * and count where the two differ: every flagged capture checks
+		 * what an unflagged one relies on.
+		 */
+		v8code__check_deopt(p->code, true);
 	}
 	return 0;
 }

@@ -4,7 +4,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 #include "symbolize/v8code.h"
 #include "symbolize/v8deopt.h"
@@ -123,18 +122,12 @@ static int array_header(struct v8code *c, uint64_t obj, uint64_t *length)
 	return err;
 }
 
-/* An array of tagged elements: its first n elements (n <= its length). */
-static int array_elements(struct v8code *c, uint64_t obj, uint64_t n, uint64_t *out)
+/* n tagged words from the elements of obj into out. */
+static int read_elements(struct v8code *c, uint64_t obj, uint64_t n, uint64_t *out)
 {
-	uint64_t length;
 	uint8_t *buf;
 	int err;
 
-	err = array_header(c, obj, &length);
-	if (err)
-		return err;
-	if (length < n || n > V8CODE_INLINED_MAX)
-		return -EINVAL;
 	if (!n)
 		return 0;
 	buf = malloc(n * c->l.tagged_size);
@@ -147,6 +140,28 @@ static int array_elements(struct v8code *c, uint64_t obj, uint64_t n, uint64_t *
 	return err;
 }
 
+/* An array of tagged elements: its first n elements (n <= its length). */
+static int array_elements(struct v8code *c, uint64_t obj, uint64_t n, uint64_t *out)
+{
+	uint64_t length;
+	int err;
+
+	err = array_header(c, obj, &length);
+	if (err)
+		return err;
+	if (length < n || n > V8CODE_INLINED_MAX)
+		return -EINVAL;
+	return read_elements(c, obj, n, out);
+}
+
+/* An array's length, -E2BIG when it is over max. */
+static int array_length_max(struct v8code *c, uint64_t obj, uint64_t max, uint64_t *length)
+{
+	int err = array_header(c, obj, length);
+
+	return err ? err : *length > max ? -E2BIG : 0;
+}
+
 /* A byte array's bytes, malloc'd, at most max. */
 static int byte_array(struct v8code *c, uint64_t obj, size_t max, uint8_t **out, size_t *len)
 {
@@ -155,11 +170,9 @@ static int byte_array(struct v8code *c, uint64_t obj, size_t max, uint8_t **out,
 
 	*out = NULL;
 	*len = 0;
-	err = array_header(c, obj, &length);
+	err = array_length_max(c, obj, max, &length);
 	if (err)
 		return err;
-	if (length > max)
-		return -E2BIG;
 	if (!length)
 		return 0;
 	*out = malloc(length);
@@ -472,31 +485,17 @@ static int all_elements(struct v8code *c, uint64_t obj, uint64_t max, uint64_t *
 
 	*out = NULL;
 	*n = 0;
-	err = array_header(c, obj, &length);
+	err = array_length_max(c, obj, max, &length);
 	if (err)
-		return err;
-	if (length > max)
-		return -EINVAL;
+		return err == -E2BIG ? -EINVAL : err;
 	*out = malloc((length + 1) * sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	if (length) {
-		uint8_t *buf = malloc(length * c->l.tagged_size);
-
-		if (!buf) {
-			free(*out);
-			*out = NULL;
-			return -ENOMEM;
-		}
-		err = rd(c, obj + c->l.array_elements, buf, length * c->l.tagged_size);
-		for (uint64_t i = 0; !err && i < length; i++)
-			(*out)[i] = load_tagged(c, buf + i * c->l.tagged_size);
-		free(buf);
-		if (err) {
-			free(*out);
-			*out = NULL;
-			return err;
-		}
+	err = read_elements(c, obj, length, *out);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		return err;
 	}
 	*n = length;
 	return 0;
@@ -581,37 +580,37 @@ static int decode_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o
 		.lazy_size = l->deopt_lazy_exit_size,
 	};
 	struct v8deopt_place_stats ps;
-	uint32_t nentries, max_literal = 0, total = 0;
+	uint32_t nentries, max_literal = 0;
 	long ncalls, nruns;
-	int err, dbg_line = 0;
+	int err;
 
 	err = all_elements(c, decompress(c, load_tagged(c, hdr + l->code_deopt_data)),
 			   l->deopt_first_entry + (uint64_t)V8CODE_ENTRIES_MAX * l->deopt_entry_size,
 			   &elems, &nelems);
 	if (err)
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	err = -EINVAL;
 	if (nelems < l->deopt_first_entry ||
 	    (nelems - l->deopt_first_entry) % l->deopt_entry_size ||
 	    !smi_u32(c, elems[l->deopt_exit_start], o->size, &x.start) ||
 	    !smi_u32(c, elems[l->deopt_eager_count], V8CODE_ENTRIES_MAX, &x.eager) ||
 	    !smi_u32(c, elems[l->deopt_lazy_count], V8CODE_ENTRIES_MAX, &x.lazy))
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	nentries = (uint32_t)((nelems - l->deopt_first_entry) / l->deopt_entry_size);
 	if (nentries != x.eager + x.lazy || !nentries)
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	err = byte_array(c, decompress(c, elems[l->deopt_translation]), V8CODE_TABLE_MAX, &tr,
 			 &trlen);
 	if (err) {
 		err = err == -E2BIG ? -EINVAL : err;
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	}
 	err = -ENOMEM;
 	o->entry_frames = calloc(nentries, sizeof(*o->entry_frames));
 	o->entry_depth = calloc(nentries, sizeof(*o->entry_depth));
 	o->dframes = malloc(((size_t)nentries * 4 + 4) * sizeof(*o->dframes));
 	if (!o->entry_frames || !o->entry_depth || !o->dframes)
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	o->nentries = nentries;
 	size_t dcap = (size_t)nentries * 4 + 4;
 
@@ -622,19 +621,19 @@ static int decode_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o
 		if (!smi_u32(c, elems[l->deopt_first_entry + (uint64_t)i * l->deopt_entry_size +
 				      l->deopt_entry_translation], (uint32_t)trlen, &index)) {
 			err = -EINVAL;
-			{ dbg_line = __LINE__; goto out; }
+			goto out;
 		}
 		n = v8deopt__frames(&c->format, tr, trlen, index, fr, V8DEOPT_FRAMES_MAX);
 		if (n < 0) {
 			err = n;
-			{ dbg_line = __LINE__; goto out; }
+			goto out;
 		}
 		if (o->ndframes + (size_t)n > dcap) {
 			size_t ncap = dcap * 2 + (size_t)n;
 			struct v8code_frame *g = realloc(o->dframes, ncap * sizeof(*g));
 
 			if (!g)
-				{ dbg_line = __LINE__; goto out; }
+				goto out;
 			o->dframes = g;
 			dcap = ncap;
 		}
@@ -645,7 +644,7 @@ static int decode_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o
 
 			if (fr[k].literal < 0) {
 				err = -EINVAL;
-				{ dbg_line = __LINE__; goto out; }
+				goto out;
 			}
 			/* the SFI comes below, once the literals are read */
 			f->sfi = (uint64_t)fr[k].literal;
@@ -654,15 +653,14 @@ static int decode_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o
 			if ((uint32_t)fr[k].literal > max_literal)
 				max_literal = (uint32_t)fr[k].literal;
 		}
-		total += (uint32_t)n;
 	}
 	err = all_elements(c, decompress(c, elems[l->deopt_literals]), V8CODE_INLINED_MAX * 4,
 			   &lits, &nlits);
 	if (err)
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	err = -EINVAL;
 	if (max_literal >= nlits)
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	for (uint32_t i = 0; i < nentries; i++) {
 		for (uint32_t k = 0; k < o->entry_depth[i]; k++) {
 			struct v8code_frame *f = &o->dframes[o->entry_frames[i] + k];
@@ -673,36 +671,32 @@ static int decode_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o
 				known = o->sfis[j] == sfi;
 			/* V8 keeps the code's own function outermost, the inlined ones inside */
 			if (!known)
-				{ dbg_line = __LINE__; goto out; }
+				goto out;
 			f->sfi = sfi;
 		}
 	}
 	ncalls = lazy_calls(c, o, elems, x.eager, x.lazy, &calls);
 	if (ncalls < 0) {
 		err = (int)ncalls;
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	}
 	err = -ENOMEM;
 	body = malloc(o->size ? o->size : 1);
 	if (!body)
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	err = o->size > V8CODE_BODY_MAX ? -E2BIG : rd(c, o->start, body, o->size);
 	if (err)
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	nruns = v8deopt__place(body, o->size, &x, calls, (size_t)ncalls, &o->runs, &ps);
 	if (nruns < 0) {
 		err = (int)nruns;
-		{ dbg_line = __LINE__; goto out; }
+		goto out;
 	}
 	o->nruns = (uint32_t)nruns;
 	c->stats.deopt_entries += nentries;
 	c->stats.deopt_instructions += ps.instructions;
 	err = 0;
-	(void)total;
 out:
-	if (err && getenv("ISOPROF_DEBUG_DEOPT"))
-		fprintf(stderr, "deopt: code %#llx size %u tier %d: err %d at line %d\n",
-			(unsigned long long)o->start, o->size, o->tier, err, dbg_line);
 	if (err) {
 		free(o->runs);
 		free(o->entry_frames);

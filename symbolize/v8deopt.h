@@ -46,21 +46,24 @@
  *   1: frame opcodes first, interpreted frames with a bytecode_array_id
  *      (6 and 4 operands), the one-byte MATCH_PREVIOUS_TRANSLATION form;
  *      value opcodes up to OPTIMIZED_OUT vary in number (V8 13-15).
- *   2: as 1 without bytecode_array_id (5 and 3 operands; V8 11-12).
+ *   2: as 1 without bytecode_array_id (5 and 3 operands; V8 12).
+ *   3: opcodes in alphabetical order, one BEGIN, interpreted frames of 5
+ *      and 3 operands, the one-byte form (V8 11: node 20).
  */
 enum v8deopt_family {
 	V8DEOPT_FAMILY_NONE = 0,
 	V8DEOPT_FAMILY_ARRAY_ID = 1,
 	V8DEOPT_FAMILY_NO_ARRAY_ID = 2,
-	V8DEOPT_FAMILY_MAX = 2,
+	V8DEOPT_FAMILY_ALPHABETICAL = 3,
+	V8DEOPT_FAMILY_MAX = 3,
 };
 
 struct v8deopt_format {
 	uint32_t opcodes;		/* kNumTranslationOpcodes */
-	uint32_t begin;			/* BEGIN_WITHOUT_FEEDBACK; + 1 BEGIN_WITH_FEEDBACK */
+	uint32_t begin[2];		/* BEGIN_WITHOUT_FEEDBACK, BEGIN_WITH_FEEDBACK (or begin[0] twice) */
 	uint32_t match_previous;	/* MATCH_PREVIOUS_TRANSLATION */
-	uint32_t frame_opcodes;		/* opcodes below this are frames */
 	uint8_t operands[V8DEOPT_OPCODES_MAX];
+	bool frame[V8DEOPT_OPCODES_MAX];	/* a frame: BEGIN counts it */
 	bool interpreted[V8DEOPT_OPCODES_MAX];	/* an interpreted (JS) frame */
 };
 

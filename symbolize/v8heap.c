@@ -50,6 +50,14 @@ uint64_t v8heap__decompress(const struct v8_layout *l, uint64_t base, uint64_t w
 	return word & ~3ull;
 }
 
+uint64_t v8heap__tagged(const struct v8_layout *l, const uint8_t *p)
+{
+	uint64_t w = 0;
+
+	memcpy(&w, p, l->tagged_size);
+	return w;
+}
+
 int v8heap__read_word(pid_t pid, const struct v8_layout *l, uint64_t addr, uint64_t *word)
 {
 	uint32_t w32;

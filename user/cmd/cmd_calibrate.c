@@ -117,6 +117,10 @@ static int print_json(const struct calibrate_env *env, const struct calibration_
 			       json_object_new_int64((int64_t)r->deopt.lazy_checked));
 	err = err ?: json__put(o, "deopt_calls_agreed",
 			       json_object_new_int64((int64_t)r->deopt.lazy_agree));
+	err = err ?: json__put(o, "deopt_turbofan_calls_checked",
+			       json_object_new_int64((int64_t)r->deopt.turbofan_checked));
+	err = err ?: json__put(o, "deopt_turbofan_calls_agreed",
+			       json_object_new_int64((int64_t)r->deopt.turbofan_agree));
 	err = err ?: json__put(o, "deopt_pcs_checked",
 			       json_object_new_int64((int64_t)r->deopt.pcs_checked));
 	err = err ?: json__put(o, "deopt_pcs_agreed", json_object_new_int64((int64_t)r->deopt.pcs_agree));

@@ -337,14 +337,27 @@ static void print_inlined(const struct capture *c, const struct cpu_profile_stat
 		struct v8code_stats cs;
 
 		symbolizer__v8_code_stats(c->sym, c->targets[i].pid, &cs);
-		if (cs.no_positions)
+		if (cs.deopt_checked)
+			fprintf(stderr, "isoprof: pid %d: where V8 kept source positions, the "
+				"deoptimization data places %llu of %llu sampled pcs in the same "
+				"inlined function (%.1f%%)\n", c->targets[i].pid,
+				(unsigned long long)cs.deopt_agree,
+				(unsigned long long)cs.deopt_checked,
+				100.0 * cs.deopt_agree / cs.deopt_checked);
+		if (cs.no_positions > cs.deopt_placed)
+		{
+			const struct target_state *t = &c->targets[i];
+			uint64_t left = cs.no_positions - cs.deopt_placed;
+			bool learnt = t->layout && c->layouts[t->layout - 1].deopt_format;
+
 			fprintf(stderr, "isoprof: note: pid %d: %llu optimized code object%s inlined "
-				"functions but V8 kept no source positions for %s (it does when "
-				"profiling, logging code or writing a perf map; or start it with "
-				"--detailed-line-info): those samples stay with the function they "
-				"were inlined into\n", c->targets[i].pid,
-				(unsigned long long)cs.no_positions, cs.no_positions > 1 ? "s" : "",
-				cs.no_positions > 1 ? "them" : "it");
+				"functions that neither source positions (V8 keeps them when "
+				"profiling, logging code or writing a perf map) nor deoptimization "
+				"data placed (%s): those samples stay with the function they were "
+				"inlined into\n", t->pid, (unsigned long long)left, left > 1 ? "s" : "",
+				learnt ? "it did not read" : "the binary's calibration has none; "
+				"isoprof calibrate learns it where it can");
+		}
 	}
 }
 
@@ -425,7 +438,21 @@ static struct json_object *js_names_json(const struct capture *c, const struct i
 			sum.revalidated += one.revalidated;
 			sum.replaced += one.replaced;
 			sum.not_optimized += one.not_optimized;
+			sum.deopt_placed += one.deopt_placed;
+			sum.deopt_failed += one.deopt_failed;
+			sum.deopt_entries += one.deopt_entries;
+			sum.deopt_instructions += one.deopt_instructions;
+			sum.deopt_checked += one.deopt_checked;
+			sum.deopt_agree += one.deopt_agree;
 		}
+		err |= json__put(o, "code_objects_placed_by_deopt",
+				 json_object_new_uint64(sum.deopt_placed));
+		err |= json__put(o, "code_objects_deopt_unread", json_object_new_uint64(sum.deopt_failed));
+		err |= json__put(o, "deopt_entries_decoded", json_object_new_uint64(sum.deopt_entries));
+		err |= json__put(o, "deopt_instructions_walked",
+				 json_object_new_uint64(sum.deopt_instructions));
+		err |= json__put(o, "deopt_pcs_checked", json_object_new_uint64(sum.deopt_checked));
+		err |= json__put(o, "deopt_pcs_agree", json_object_new_uint64(sum.deopt_agree));
 		err |= json__put(o, "code_objects_revalidated", json_object_new_uint64(sum.revalidated));
 		err |= json__put(o, "code_objects_replaced", json_object_new_uint64(sum.replaced));
 		err |= json__put(o, "code_object_pcs_not_optimized",

@@ -11,12 +11,12 @@
  * must be the code's own function outermost and functions it inlined.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "user/v8/calibrate.h"
+#include "lib/errmsg.h"
 #include "lib/procmem.h"
 #include "symbolize/v8deopt.h"
 #include "symbolize/v8heap.h"
@@ -50,24 +50,7 @@ struct learn {
 	struct calib_deopt_report *r;
 };
 
-static void fail(struct learn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void fail(struct learn *c, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(c->r->why, sizeof(c->r->why), fmt, ap);
-	va_end(ap);
-}
-
-static uint64_t tagged(const struct v8_layout *l, const uint8_t *p)
-{
-	uint64_t w = 0;
-
-	memcpy(&w, p, l->tagged_size);
-	return w;
-}
+#define fail(c, ...) errmsg__set((c)->r->why, sizeof((c)->r->why), __VA_ARGS__)
 
 static uint64_t decomp(const struct learn *c, uint64_t word)
 {
@@ -94,7 +77,7 @@ static int length_of(struct learn *c, uint64_t obj, uint64_t *len)
 		return -EINVAL;
 	if (c->l->array_length_smi) {
 		if (procmem__read(c->pid, obj + c->l->array_length, buf, c->l->tagged_size) ||
-		    !v8heap__smi(c->l, tagged(c->l, buf), &v) || v < 0)
+		    !v8heap__smi(c->l, v8heap__tagged(c->l, buf), &v) || v < 0)
 			return -EINVAL;
 		*len = (uint64_t)v;
 		return 0;
@@ -129,7 +112,7 @@ static int read_tagged_array(struct learn *c, uint64_t obj, size_t max, uint64_t
 		return -EINVAL;
 	}
 	for (uint64_t i = 0; i < len; i++)
-		(*out)[i] = tagged(c->l, buf + i * c->l->tagged_size);
+		(*out)[i] = v8heap__tagged(c->l, buf + i * c->l->tagged_size);
 	free(buf);
 	*n = len;
 	return 0;
@@ -179,10 +162,10 @@ static int read_object(struct learn *c, const struct calib_code *k, struct dobj 
 	if (procmem__read(c->pid, k->start - l->istream_instructions + l->istream_code, word,
 			  l->tagged_size))
 		return -EINVAL;
-	code = decomp(c, tagged(l, word));
+	code = decomp(c, v8heap__tagged(l, word));
 	if (!code || procmem__read(c->pid, code, hdr, sizeof(hdr)))
 		return -EINVAL;
-	err = read_tagged_array(c, decomp(c, tagged(l, hdr + l->code_deopt_data)), ELEMENTS_MAX,
+	err = read_tagged_array(c, decomp(c, v8heap__tagged(l, hdr + l->code_deopt_data)), ELEMENTS_MAX,
 				&o->elems, &o->nelems);
 	if (err)
 		return err;
@@ -548,13 +531,6 @@ static void check_lazy(struct learn *c, const struct v8deopt_format *f)
 			c->r->lazy_agree += same;
 			c->r->turbofan_checked += o->tier == '*';
 			c->r->turbofan_agree += o->tier == '*' && same;
-			if (!same && getenv("ISOPROF_DEBUG_DEOPT")) {
-				fprintf(stderr, "lazy: code %#llx tier %c ret %u entry %u: got", (unsigned long long)o->log->start, o->tier, calls[j].return_offset, calls[j].entry);
-				for (int k = 0; k < ng; k++) fprintf(stderr, " %#llx", (unsigned long long)got[k]);
-				fprintf(stderr, " want");
-				for (size_t k = 0; k < nw; k++) fprintf(stderr, " %#llx", (unsigned long long)want[k]);
-				fprintf(stderr, "\n");
-			}
 		}
 		free(calls);
 	}
