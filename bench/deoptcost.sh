@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Benchmark 15, inlined code placed by deoptimization data: what it costs
-# isoprof per window.  A workerd with no V8 flag runs the siblings fixture
-# (tests/fixtures/inlining/siblings.mjs) and, where
-# scripts/install-codebases.sh installs it, acorn parsing 1.7 MB of real
-# JavaScript, under load; the same binary captures it in alternate runs
+# isoprof per window.  Two workerds with no V8 flag, one running the
+# siblings fixture (tests/fixtures/inlining/siblings.mjs), one the causal
+# workload (acorn parsing 1.7 MB of real JavaScript:
+# tests/fixtures/causal/worker.js), under load; the same binary captures
+# both in alternate runs
 # with its calibrated layout (deoptimization data learnt: inlined
 # functions placed) and with that layout's deoptimization fields removed
 # (what isoprof did before: every inlined function charged to its
@@ -22,32 +23,14 @@ PORT=18891
 WORKERD=${WORKERD:-$(bash "$TOP/scripts/install-workerd.sh")}
 
 WORK=$(mktemp -d /tmp/isoprof-bench.XXXXXX)
-trap 'load_stop; [ -n "${WD:-}" ] && kill $WD 2>/dev/null; rm -rf "$WORK"' EXIT
+. "$TOP/tests/fixtures/causal/causal-lib.sh"
+CAUSAL_WORKERD_PORT=18892
+trap 'load_stop; causal_stop; [ -n "${WD:-}" ] && kill $WD 2>/dev/null; rm -rf "$WORK"' EXIT
 chmod 0711 "$WORK"
 mkdir -p "$WORK/wd" "$WORK/tmp"
 cp "$TOP/tests/fixtures/inlining/siblings.mjs" "$WORK/wd/"
-MODULES='(name = "siblings.mjs", esModule = embed "siblings.mjs")'
-NM=$(bash "$TOP/scripts/install-codebases.sh" 2>/dev/null) || NM=
-ACORN=
-if [ -n "$NM" ] && [ -f "$NM/acorn/dist/acorn.js" ]; then
-	cp "$NM/acorn/dist/acorn.js" "$WORK/wd/acorn.js"
-	cp "$NM/typescript/lib/typingsInstaller.js" "$WORK/wd/input.txt"
-	# acorn's UMD build, loaded as a module, sets globalThis.acorn
-	printf '%s\n' 'import "./acorn.js";' 'import text from "input.txt";' \
-		'import siblings from "./siblings.mjs";' 'export default {' \
-		'  async fetch(request) {' \
-		'    if (new URL(request.url).pathname !== "/acorn") return siblings.fetch(request);' \
-		'    return new Response(`${globalThis.acorn.parse(text, { ecmaVersion: 2022 }).body.length}\n`);' \
-		'  },' '};' >"$WORK/wd/main.mjs"
-	MODULES='(name = "main.mjs", esModule = embed "main.mjs"), (name = "siblings.mjs", esModule = embed "siblings.mjs"), (name = "acorn.js", esModule = embed "acorn.js"), (name = "input.txt", text = embed "input.txt")'
-	ACORN=1
-fi
-printf '%s\n' 'using Workerd = import "/workerd/workerd.capnp";' \
-	'const config :Workerd.Config = (' \
-	'  services = [ (name = "w", worker = .w) ],' \
-	"  sockets = [ (name = \"http\", address = \"127.0.0.1:$PORT\", http = (), service = \"w\") ]," \
-	');' 'const w :Workerd.Worker = (' "  modules = [ $MODULES ]," \
-	'  compatibilityDate = "2024-01-01",' ');' >"$WORK/wd/config.capnp"
+sed -e "s|@V8FLAGS@||" -e "s|@PORT@|$PORT|" "$TOP/tests/fixtures/inlining/siblings.capnp.in" \
+	>"$WORK/wd/config.capnp"
 (cd "$WORK/wd" && exec "$WORKERD" serve config.capnp) >"$WORK/wd/workerd.log" 2>&1 &
 WD=$!
 for _ in $(seq 100); do
@@ -57,6 +40,14 @@ done
 if ! curl -sf -o /dev/null "http://127.0.0.1:$PORT/"; then
 	echo "deoptcost: workerd did not start: $(tail -2 "$WORK/wd/workerd.log")"
 	exit 0
+fi
+# the causal workload's acorn worker (tests/fixtures/causal/worker.js), unchanged
+PIDS=(--pid "$WD")
+ACORN=
+NM=$(bash "$TOP/scripts/install-codebases.sh" 2>/dev/null) || NM=
+if [ -n "$NM" ] && CAUSAL_WD_WARMUP=3 causal_start_workerd "$NM" "$NM" 2>"$WORK/acorn.err"; then
+	PIDS+=(--pid "$CAUSAL_PID")
+	ACORN=1
 fi
 if ! TMPDIR=$WORK/tmp "$ISOPROF" calibrate --state-dir "$WORK/with" "/proc/$WD/exe" \
 	>"$WORK/cal.out" 2>&1; then
@@ -70,18 +61,18 @@ fi
 # the same layout without its deoptimization fields: the placement before
 mkdir -p "$WORK/without/v8-layouts"
 for f in "$WORK"/with/v8-layouts/*; do
-	sed -E 's/^(deopt_[a-z_]+|maglev_safepoint_[a-z]+) .*/\1 0/' "$f" \
+	sed -E 's/^(deopt_(format|opcodes|translation|exit_start|eager_count|lazy_count|first_entry|entry_size|entry_translation|entry_pc|eager_exit_size|lazy_exit_size)|maglev_safepoint_[a-z]+) .*/\1 0/' "$f" \
 		>"$WORK/without/v8-layouts/$(basename "$f")"
 done
 URLS=("http://127.0.0.1:$PORT/siblings" "http://127.0.0.1:$PORT/chain")
-[ -n "$ACORN" ] && URLS+=("http://127.0.0.1:$PORT/acorn")
+[ -n "$ACORN" ] && URLS+=("http://127.0.0.1:$CAUSAL_WORKERD_PORT/")
 load_start $((RUNS * 2 * (SECS + 3) + 30)) "${URLS[@]}"
 sleep 5
 
 # run STATE: prints "CPU_MS POST_MS CODE_MS READS KIB DECODED ENTRIES INSNS PLACED_PCT"
 run() {
 	/usr/bin/time -f "%U %S" -o "$WORK/time" "$ISOPROF" record -q --no-calibrate --json \
-		--state-dir "$1" --pid $WD --duration-ms $((SECS * 1000)) -o "$WORK/p.pb.gz" \
+		--state-dir "$1" "${PIDS[@]}" --duration-ms $((SECS * 1000)) -o "$WORK/p.pb.gz" \
 		>"$WORK/r.json" 2>"$WORK/r.err"
 	python3 - "$WORK/r.json" "$WORK/r.err" "$WORK/time" <<'PY'
 import json, re, sys
@@ -133,6 +124,6 @@ for k in 1 2 3 4 5 6 7 8 9; do
 done
 echo
 echo "$RUNS alternating rounds of ${SECS} s windows at 1000 Hz, one workerd with no V8 flag" \
-	"(identical inlined siblings, a chain of three${ACORN:+, acorn parsing 1.7 MB}) under wrk," \
+	"(identical inlined siblings, a chain of three${ACORN:+; and acorn parsing 1.7 MB, in a second workerd}) under wrk," \
 	"the same isoprof binary; 'before' is the layout without its deoptimization fields."
 exit 0

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/array.h"
@@ -149,6 +150,66 @@ bool procfs__alive(pid_t pid)
 	if (procfs__parse_stat(buf, NULL, &state, NULL) < 0)
 		return true;
 	return state != 'Z' && state != 'X';
+}
+
+int procfs__parse_starttime(const char *stat, unsigned long long *ticks)
+{
+	const char *close = strrchr(stat, ')'), *p;
+	char *end;
+
+	if (!close || !strchr(stat, '('))
+		return -EINVAL;
+	p = close + 1;
+	/* from the state (field 3) to starttime (22) */
+	for (int field = 3; field < 22; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return -EINVAL;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	if (!isdigit((unsigned char)*p))
+		return -EINVAL;
+	errno = 0;
+	*ticks = strtoull(p, &end, 10);
+	if (errno || (*end && *end != ' ' && *end != '\n'))
+		return -EINVAL;
+	return 0;
+}
+
+int procfs__start_realtime(pid_t pid, uint64_t *ns, uint64_t *tick_ns)
+{
+	char path[64], buf[1024];
+	struct timespec real, boot;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t since_boot, real_ns, boot_ns;
+	ssize_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	n = procfs__read(path, buf, sizeof(buf));
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : (int)n;
+	err = procfs__parse_starttime(buf, &ticks);
+	if (err)
+		return err;
+	if (hz <= 0 || ticks > UINT64_MAX / 1000000000ull)
+		return -EINVAL;
+	/* the kernel counts starttime on CLOCK_BOOTTIME: the two clocks read back to back */
+	if (clock_gettime(CLOCK_REALTIME, &real) || clock_gettime(CLOCK_BOOTTIME, &boot))
+		return -errno;
+	since_boot = (uint64_t)ticks * 1000000000ull / (uint64_t)hz;
+	real_ns = (uint64_t)real.tv_sec * 1000000000ull + (uint64_t)real.tv_nsec;
+	boot_ns = (uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec;
+	if (since_boot > boot_ns || boot_ns > real_ns)
+		return -EINVAL;
+	*ns = real_ns - boot_ns + since_boot;
+	*tick_ns = 1000000000ull / (uint64_t)hz;
+	return 0;
 }
 
 int procfs__sysctl_int(const char *path, long *out)

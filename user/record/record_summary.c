@@ -138,11 +138,14 @@ static void print_groups(const struct capture *c, size_t total)
 		if (!c->selected[i])
 			continue;
 		if (g->isolate)
-			fprintf(stderr, "  isolate %s %s version %s (pid %u): %llu samples %.1f%%:",
+			fprintf(stderr, "  isolate %s %s version %s (pid %u%s): %llu samples %.1f%%:",
 				g->isolate_str,
 				textescape(isolate_group__script(g), script, sizeof(script)),
 				textescape(isolate_group__version(g), version, sizeof(version)),
-				g->pid, (unsigned long long)g->samples, 100.0 * g->samples / total);
+				g->pid,
+				g->info && g->info->version_from == ISOLATE_VERSION_FROM_FILES
+					? ", version from its files" : "",
+				(unsigned long long)g->samples, 100.0 * g->samples / total);
 		else
 			fprintf(stderr, "  outside isolates (pid %u): %llu samples %.1f%%:", g->pid,
 				(unsigned long long)g->samples, 100.0 * g->samples / total);
@@ -191,7 +194,7 @@ static void flag_view__fill(const struct capture *c, const struct target_state *
 	if (c->isolates)
 		iso = isolate_registry__list(c->isolates, &niso);
 	for (size_t i = 0; i < niso; i++)
-		if (iso[i]->pid == t->pid && iso[i]->has_code_log && *iso[i]->version_full)
+		if (iso[i]->pid == t->pid && iso[i]->version_from == ISOLATE_VERSION_FROM_CODE_LOG)
 			fv->sources = fv->code_log = true;
 	for (size_t i = 0; c->ft && i < n; i++) {
 		const struct stack_view *v;
@@ -215,6 +218,35 @@ static void flag_view__fill(const struct capture *c, const struct target_state *
 		if (!fv->code_log && c->isolates)
 			fv->code_log = f->sym.source == SYM_SOURCE_CODE_LOG ||
 				       !isolate_registry__code_at(c->isolates, t->pid, f->addr, &code);
+	}
+}
+
+/* The selected isolates of pid: with a version from their files (files), or all. */
+static size_t count_versions(const struct capture *c, int pid, bool files)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_info *info = c->attr.groups[i].info;
+
+		if (c->selected[i] && info && info->pid == pid &&
+		    (!files || info->version_from == ISOLATE_VERSION_FROM_FILES))
+			n++;
+	}
+	return n;
+}
+
+/* Why the files gave a selected isolate of pid no version (node_script.h, services.h). */
+static void print_version_whys(const struct capture *c, int pid)
+{
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (c->selected[i] && g->info && g->info->pid == pid && g->info->version_why &&
+		    !g->info->version_full[0])
+			fprintf(stderr, "isoprof: note: pid %d: isolate %s (%s): no version id: %s\n",
+				pid, g->isolate_str, record__esc(isolate_group__script(g)),
+				record__esc(g->info->version_why));
 	}
 }
 
@@ -244,16 +276,20 @@ static void print_flag_notes(const struct capture *c)
 			fprintf(stderr, "isoprof: note: pid %d: no V8 perf map (--perf-basic-prof) "
 				"and no code logs: JS frames are not named (shown as [jit])\n",
 				t->pid);
-		if (!fv.code_log)
+		if (!fv.code_log) {
 			fprintf(stderr, "isoprof: note: pid %d: no per-isolate code logs (--log-code "
 				"--logfile-per-isolate --logfile=DIR/v8.log): isolates%s by address, "
-				"scripts only as named in their JS frames, no version ids or inlined "
-				"frames\n",
-				t->pid, t->v8->tls.supported ? "" : " (not readable here anyway)");
-		else if (!fv.sources)
+				"scripts only as named in their JS frames, version ids only from the "
+				"scripts' own files (%zu of %zu isolates), inlined frames only from the "
+				"code objects in memory\n",
+				t->pid, t->v8->tls.supported ? "" : " (not readable here anyway)",
+				count_versions(c, t->pid, true), count_versions(c, t->pid, false));
+			print_version_whys(c, t->pid);
+		} else if (!fv.sources) {
 			fprintf(stderr, "isoprof: note: pid %d: code logs without script sources "
 				"(--log-source-code): no scripts or version ids per isolate, inlined "
 				"frames without lines\n", t->pid);
+		}
 		/* a stray sample at a first call is no reason to restart a runtime */
 		if (fv.interpreter * 200 >= fv.samples && fv.interpreter)
 			fprintf(stderr, "isoprof: note: pid %d: %.1f%% of its samples run interpreted "
@@ -600,6 +636,21 @@ static int put_null(struct json_object *o, const char *key)
 	return json_object_object_add(o, key, NULL) ? -ENOMEM : 0;
 }
 
+/*
+ * Where an isolate's version came from: "code_log", "files" (no log) or
+ * null; version_why: why the files gave none, else null.
+ */
+static int put_version_from(struct json_object *o, const struct isolate_info *info)
+{
+	const char *from = info ? isolate_version_from__str(info->version_from) : NULL;
+	const char *why = info && !info->version_full[0] ? info->version_why : NULL;
+	int err;
+
+	err = from ? json__put(o, "version_from", json__text(from)) : put_null(o, "version_from");
+	err |= why ? json__put(o, "version_why", json__text(why)) : put_null(o, "version_why");
+	return err;
+}
+
 /* The gc member of an isolate: pauses, or why none were measured, and its GC CPU time. */
 static struct json_object *gc_json(const struct capture *c, const struct isolate_group *g)
 {
@@ -697,6 +748,7 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 				       ? json__put(o, "service", json__text(g->info->service_name))
 				       : put_null(o, "service");
 			err |= json__put(o, "version", json__text(isolate_group__version(g)));
+			err |= put_version_from(o, g->info);
 		} else {
 			err |= put_null(o, "isolate");
 		}
@@ -904,6 +956,7 @@ static struct json_object *heap_isolate_json(const struct capture *c, size_t k, 
 	err |= put_text_or_null(o, "script", g ? isolate_group__script(g) : NULL);
 	err |= put_text_or_null(o, "service", g && g->info ? g->info->service_name : NULL);
 	err |= put_text_or_null(o, "version", g ? isolate_group__version(g) : NULL);
+	err |= put_version_from(o, g ? g->info : NULL);
 	err |= json__put(o, "target", json__text(t->id));
 	err |= json__put(o, "bytes", json_object_new_int64(out->heap.bytes));
 	err |= json__put(o, "sampled_objects", json_object_new_int64(out->heap.objects));
