@@ -123,7 +123,7 @@ for k in 1 2 3 4 5 6 7 8 9; do
 	[ $k = 3 ] && summary deoptcost_code_ms "${b%% *}"
 done
 echo
-echo "$RUNS alternating rounds of ${SECS} s windows at 1000 Hz, one workerd with no V8 flag" \
+echo "$RUNS alternating rounds of ${SECS} s windows at 1000 Hz, workerd with no V8 flag" \
 	"(identical inlined siblings, a chain of three${ACORN:+; and acorn parsing 1.7 MB, in a second workerd}) under wrk," \
 	"the same isoprof binary; 'before' is the layout without its deoptimization fields."
 exit 0
