@@ -580,6 +580,7 @@ static int decode_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o
 		.lazy_size = l->deopt_lazy_exit_size,
 	};
 	struct v8deopt_place_stats ps;
+	struct v8deopt_basis basis = { 0 };
 	uint32_t nentries, max_literal = 0;
 	long ncalls, nruns;
 	int err;
@@ -623,7 +624,8 @@ static int decode_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o
 			err = -EINVAL;
 			goto out;
 		}
-		n = v8deopt__frames(&c->format, tr, trlen, index, fr, V8DEOPT_FRAMES_MAX);
+		n = v8deopt__frames_cached(&c->format, tr, trlen, index, fr, V8DEOPT_FRAMES_MAX,
+					   &basis);
 		if (n < 0) {
 			err = n;
 			goto out;
@@ -708,6 +710,7 @@ out:
 		o->dframes = NULL;
 		o->nruns = o->nentries = o->ndframes = 0;
 	}
+	v8deopt__basis_release(&basis);
 	free(elems);
 	free(lits);
 	free(tr);

@@ -257,8 +257,25 @@ static int frame_insn(struct frame_walk *w, const struct insn *in)
 	return 0;
 }
 
+void v8deopt__basis_release(struct v8deopt_basis *b)
+{
+	free(b->insns);
+	memset(b, 0, sizeof(*b));
+}
+
 int v8deopt__frames(const struct v8deopt_format *f, const uint8_t *tr, size_t len, size_t index,
 		    struct v8deopt_frame *out, size_t max)
+{
+	struct v8deopt_basis cache = { 0 };
+	int n = v8deopt__frames_cached(f, tr, len, index, out, max, &cache);
+
+	v8deopt__basis_release(&cache);
+	return n;
+}
+
+int v8deopt__frames_cached(const struct v8deopt_format *f, const uint8_t *tr, size_t len,
+			   size_t index, struct v8deopt_frame *out, size_t max,
+			   struct v8deopt_basis *cache)
 {
 	struct reader r = { .f = f, .tr = tr, .len = len };
 	struct frame_walk w = { .f = f, .out = out, .max = max };
@@ -273,9 +290,20 @@ int v8deopt__frames(const struct v8deopt_format *f, const uint8_t *tr, size_t le
 	if (lookback) {
 		if (lookback > index)
 			return -EINVAL;
-		err = read_basis(f, tr, len, index - lookback, &basis, &nbasis);
-		if (err)
-			return err;
+		if (!cache->insns || cache->f != f || cache->tr != tr ||
+		    cache->index != index - lookback) {
+			v8deopt__basis_release(cache);
+			err = read_basis(f, tr, len, index - lookback, &basis, &nbasis);
+			if (err)
+				return err;
+			cache->f = f;
+			cache->tr = tr;
+			cache->index = index - lookback;
+			cache->insns = basis;
+			cache->n = nbasis;
+		}
+		basis = cache->insns;
+		nbasis = cache->n;
 		err = -EINVAL;
 	}
 	while (w.frames_seen < frames && r.at < len && !is_begin(f, tr[r.at])) {
@@ -303,7 +331,6 @@ int v8deopt__frames(const struct v8deopt_format *f, const uint8_t *tr, size_t le
 	if (w.frames_seen == frames && w.n >= 1 && w.n <= (size_t)js)
 		err = (int)w.n;
 out:
-	free(basis);
 	return err;
 }
 

@@ -87,6 +87,27 @@ struct v8deopt_frame {
 int v8deopt__frames(const struct v8deopt_format *f, const uint8_t *tr, size_t len, size_t index,
 		    struct v8deopt_frame *out, size_t max);
 
+/*
+ * The basis translation the last call decoded, for the next call on the
+ * same translations: consecutive entries usually refer back to one basis,
+ * and decoding it for each would cost entries x basis length.  Zeroed
+ * before the first call; v8deopt__basis_release() after the last.
+ */
+struct v8deopt_basis {
+	const struct v8deopt_format *f;	/* read in this format */
+	const uint8_t *tr;	/* from these translations (unchanged since) */
+	size_t index;		/* where it starts */
+	void *insns;
+	size_t n;
+};
+
+void v8deopt__basis_release(struct v8deopt_basis *b);
+
+/* v8deopt__frames() keeping its basis in *cache. */
+int v8deopt__frames_cached(const struct v8deopt_format *f, const uint8_t *tr, size_t len,
+			   size_t index, struct v8deopt_frame *out, size_t max,
+			   struct v8deopt_basis *cache);
+
 /* ---- Maglev's safepoint table: return offset -> deoptimization index ---- */
 
 /*

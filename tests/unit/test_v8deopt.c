@@ -263,6 +263,29 @@ static void test_translations(void **state)
 	assert_int_equal(innermost(&f, 28, NULL), LIT_LEAF_B);
 }
 
+static void test_basis_cache(void **state)
+{
+	struct v8deopt_frame a[8], b[8];
+	struct v8deopt_basis cache = { 0 };
+	struct v8deopt_format f;
+	(void)state;
+
+	format158(&f);
+	/* every entry, twice around, through one cache: as without it */
+	for (uint32_t k = 0; k < 2 * (MID_EAGER + MID_LAZY); k++) {
+		uint32_t e = k % (MID_EAGER + MID_LAZY);
+		int na = v8deopt__frames(&f, maglev_mid_translations, sizeof(maglev_mid_translations),
+					 maglev_mid_entries[e], a, 8);
+		int nb = v8deopt__frames_cached(&f, maglev_mid_translations,
+						sizeof(maglev_mid_translations), maglev_mid_entries[e],
+						b, 8, &cache);
+
+		assert_int_equal(na, nb);
+		assert_memory_equal(a, b, (size_t)na * sizeof(a[0]));
+	}
+	v8deopt__basis_release(&cache);
+}
+
 static void test_translation_bytecode_offsets(void **state)
 {
 	struct v8deopt_format f;
@@ -542,6 +565,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_translations),
+		cmocka_unit_test(test_basis_cache),
 		cmocka_unit_test(test_translation_bytecode_offsets),
 		cmocka_unit_test(test_wrong_format_refused),
 		cmocka_unit_test(test_back_references),
