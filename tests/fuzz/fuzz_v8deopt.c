@@ -37,12 +37,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	data += 8;
 	size -= 8;
 	x.start = size ? (uint32_t)(size - size / 4) : 0;
-	for (size_t i = 0; i < size && i < 64; i++) {
-		int n = v8deopt__frames(&f, data, size, i, fr, 8);
+	struct v8deopt_basis cache = { 0 };
 
-		if (n > 8 || n == 0)
+	for (size_t i = 0; i < size && i < 64; i++) {
+		struct v8deopt_frame again[8];
+		int n = v8deopt__frames(&f, data, size, i, fr, 8);
+		int m = v8deopt__frames_cached(&f, data, size, i, again, 8, &cache);
+
+		/* the cache changes nothing but the work */
+		if (n > 8 || n == 0 || m != n || (n > 0 && memcmp(fr, again, (size_t)n * sizeof(fr[0]))))
 			__builtin_trap();
 	}
+	v8deopt__basis_release(&cache);
 	ncalls = v8deopt__maglev_calls(data, size, &sl, entries, &calls, NULL);
 	for (long i = 0; i < ncalls; i++)
 		if (calls[i].entry >= entries)
