@@ -25,6 +25,9 @@ struct inlining {
 	int32_t parent;		/* inlining id of the caller; -1: the code's own function */
 };
 
+struct deopt_raw;
+static void raw_free(struct deopt_raw *r);
+
 struct code_obj {
 	uint64_t istream, code, start;
 	uint32_t size;
@@ -44,6 +47,7 @@ struct code_obj {
 	uint32_t nentries;
 	struct v8code_frame *dframes;
 	uint32_t ndframes;
+	struct deopt_raw *raw;	/* read, not yet placed (place_deopt()) */
 	uint64_t epoch;		/* when last found valid */
 };
 
@@ -371,6 +375,7 @@ static void code_free(struct code_obj *o)
 	free(o->entry_frames);
 	free(o->entry_depth);
 	free(o->dframes);
+	raw_free(o->raw);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -562,70 +567,127 @@ static long lazy_calls(struct v8code *c, const struct code_obj *o, const uint64_
 }
 
 /*
- * The frames of each deoptimization entry, and every instruction placed
- * (symbolize/v8deopt.h).  Every entry's outermost frame must be the code's
- * own function and its others functions the code inlined: a layout that
- * reads something else is not used.
+ * What placing a code object's pcs needs of the target's memory, read
+ * while the code lives (as samples drain): decoding and placing wait for
+ * the first lookup (after the window), off the path that drains the ring.
  */
-static int decode_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o)
+struct deopt_raw {
+	uint64_t *elems;	/* the deoptimization data's elements */
+	uint64_t nelems;
+	uint64_t *lits;		/* its literals */
+	uint64_t nlits;
+	uint8_t *tr;		/* its frame translations */
+	size_t trlen;
+	uint8_t *body;		/* the instructions */
+	struct v8deopt_call *calls;
+	long ncalls;
+	struct v8deopt_exits x;
+	uint32_t nentries;
+};
+
+static void raw_free(struct deopt_raw *r)
+{
+	if (!r)
+		return;
+	free(r->elems);
+	free(r->lits);
+	free(r->tr);
+	free(r->body);
+	free(r->calls);
+	free(r);
+}
+
+/* Read what place_deopt() needs into o->raw. */
+static int read_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o)
 {
 	const struct v8_layout *l = &c->l;
-	uint64_t *elems = NULL, *lits = NULL, nelems, nlits;
-	uint8_t *tr = NULL, *body = NULL;
-	size_t trlen;
-	struct v8deopt_call *calls = NULL;
-	struct v8deopt_frame fr[V8DEOPT_FRAMES_MAX];
-	struct v8deopt_exits x = {
-		.eager_size = l->deopt_eager_exit_size,
-		.lazy_size = l->deopt_lazy_exit_size,
-	};
-	struct v8deopt_place_stats ps;
-	struct v8deopt_basis basis = { 0 };
-	uint32_t nentries, max_literal = 0;
-	long ncalls, nruns;
+	struct deopt_raw *r = calloc(1, sizeof(*r));
 	int err;
 
+	if (!r)
+		return -ENOMEM;
+	r->x.eager_size = l->deopt_eager_exit_size;
+	r->x.lazy_size = l->deopt_lazy_exit_size;
 	err = all_elements(c, decompress(c, load_tagged(c, hdr + l->code_deopt_data)),
 			   l->deopt_first_entry + (uint64_t)V8CODE_ENTRIES_MAX * l->deopt_entry_size,
-			   &elems, &nelems);
+			   &r->elems, &r->nelems);
 	if (err)
 		goto out;
 	err = -EINVAL;
-	if (nelems < l->deopt_first_entry ||
-	    (nelems - l->deopt_first_entry) % l->deopt_entry_size ||
-	    !smi_u32(c, elems[l->deopt_exit_start], o->size, &x.start) ||
-	    !smi_u32(c, elems[l->deopt_eager_count], V8CODE_ENTRIES_MAX, &x.eager) ||
-	    !smi_u32(c, elems[l->deopt_lazy_count], V8CODE_ENTRIES_MAX, &x.lazy))
+	if (r->nelems < l->deopt_first_entry ||
+	    (r->nelems - l->deopt_first_entry) % l->deopt_entry_size ||
+	    !smi_u32(c, r->elems[l->deopt_exit_start], o->size, &r->x.start) ||
+	    !smi_u32(c, r->elems[l->deopt_eager_count], V8CODE_ENTRIES_MAX, &r->x.eager) ||
+	    !smi_u32(c, r->elems[l->deopt_lazy_count], V8CODE_ENTRIES_MAX, &r->x.lazy))
 		goto out;
-	nentries = (uint32_t)((nelems - l->deopt_first_entry) / l->deopt_entry_size);
-	if (nentries != x.eager + x.lazy || !nentries)
+	r->nentries = (uint32_t)((r->nelems - l->deopt_first_entry) / l->deopt_entry_size);
+	if (r->nentries != r->x.eager + r->x.lazy || !r->nentries)
 		goto out;
-	err = byte_array(c, decompress(c, elems[l->deopt_translation]), V8CODE_TABLE_MAX, &tr,
-			 &trlen);
+	err = byte_array(c, decompress(c, r->elems[l->deopt_translation]), V8CODE_TABLE_MAX,
+			 &r->tr, &r->trlen);
 	if (err) {
 		err = err == -E2BIG ? -EINVAL : err;
 		goto out;
 	}
+	err = all_elements(c, decompress(c, r->elems[l->deopt_literals]), V8CODE_INLINED_MAX * 4,
+			   &r->lits, &r->nlits);
+	if (err)
+		goto out;
+	r->ncalls = lazy_calls(c, o, r->elems, r->x.eager, r->x.lazy, &r->calls);
+	if (r->ncalls < 0) {
+		err = (int)r->ncalls;
+		goto out;
+	}
 	err = -ENOMEM;
+	r->body = malloc(o->size ? o->size : 1);
+	if (!r->body)
+		goto out;
+	err = o->size > V8CODE_BODY_MAX ? -E2BIG : rd(c, o->start, r->body, o->size);
+out:
+	if (err)
+		raw_free(r);
+	else
+		o->raw = r;
+	return err;
+}
+
+/*
+ * The frames of each deoptimization entry, and every instruction placed
+ * (symbolize/v8deopt.h), from o->raw, which goes.  Every entry's
+ * outermost frame must be the code's own function and its others
+ * functions the code inlined: a layout that reads something else is not
+ * used.
+ */
+static int place_deopt(struct v8code *c, struct code_obj *o)
+{
+	const struct v8_layout *l = &c->l;
+	struct deopt_raw *r = o->raw;
+	struct v8deopt_frame fr[V8DEOPT_FRAMES_MAX];
+	struct v8deopt_place_stats ps;
+	struct v8deopt_basis basis = { 0 };
+	uint32_t nentries = r->nentries;
+	size_t dcap = (size_t)nentries * 4 + 4;
+	long nruns;
+	int err = -ENOMEM;
+
+	o->raw = NULL;
 	o->entry_frames = calloc(nentries, sizeof(*o->entry_frames));
 	o->entry_depth = calloc(nentries, sizeof(*o->entry_depth));
-	o->dframes = malloc(((size_t)nentries * 4 + 4) * sizeof(*o->dframes));
+	o->dframes = malloc(dcap * sizeof(*o->dframes));
 	if (!o->entry_frames || !o->entry_depth || !o->dframes)
 		goto out;
 	o->nentries = nentries;
-	size_t dcap = (size_t)nentries * 4 + 4;
-
 	for (uint32_t i = 0; i < nentries; i++) {
 		uint32_t index;
 		int n;
 
-		if (!smi_u32(c, elems[l->deopt_first_entry + (uint64_t)i * l->deopt_entry_size +
-				      l->deopt_entry_translation], (uint32_t)trlen, &index)) {
+		if (!smi_u32(c, r->elems[l->deopt_first_entry + (uint64_t)i * l->deopt_entry_size +
+					 l->deopt_entry_translation], (uint32_t)r->trlen, &index)) {
 			err = -EINVAL;
 			goto out;
 		}
-		n = v8deopt__frames_cached(&c->format, tr, trlen, index, fr, V8DEOPT_FRAMES_MAX,
-					   &basis);
+		n = v8deopt__frames_cached(&c->format, r->tr, r->trlen, index, fr,
+					   V8DEOPT_FRAMES_MAX, &basis);
 		if (n < 0) {
 			err = n;
 			goto out;
@@ -643,53 +705,29 @@ static int decode_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o
 		o->entry_depth[i] = (uint8_t)n;
 		for (int k = 0; k < n; k++) {
 			struct v8code_frame *f = &o->dframes[o->ndframes++];
+			uint64_t sfi;
+			bool known;
 
-			if (fr[k].literal < 0) {
+			if (fr[k].literal < 0 || (uint64_t)fr[k].literal >= r->nlits) {
 				err = -EINVAL;
 				goto out;
 			}
-			/* the SFI comes below, once the literals are read */
-			f->sfi = (uint64_t)fr[k].literal;
-			f->position = -1;
-			f->bytecode_offset = fr[k].bytecode_offset;
-			if ((uint32_t)fr[k].literal > max_literal)
-				max_literal = (uint32_t)fr[k].literal;
-		}
-	}
-	err = all_elements(c, decompress(c, elems[l->deopt_literals]), V8CODE_INLINED_MAX * 4,
-			   &lits, &nlits);
-	if (err)
-		goto out;
-	err = -EINVAL;
-	if (max_literal >= nlits)
-		goto out;
-	for (uint32_t i = 0; i < nentries; i++) {
-		for (uint32_t k = 0; k < o->entry_depth[i]; k++) {
-			struct v8code_frame *f = &o->dframes[o->entry_frames[i] + k];
-			uint64_t sfi = decompress(c, lits[f->sfi]);
-			bool known = k == 0 ? sfi == o->outer_sfi : false;
-
+			sfi = decompress(c, r->lits[fr[k].literal]);
+			known = k == 0 ? sfi == o->outer_sfi : false;
 			for (uint32_t j = 0; k && !known && j < o->nsfis; j++)
 				known = o->sfis[j] == sfi;
 			/* V8 keeps the code's own function outermost, the inlined ones inside */
-			if (!known)
+			if (!known) {
+				err = -EINVAL;
 				goto out;
+			}
 			f->sfi = sfi;
+			f->position = -1;
+			f->bytecode_offset = fr[k].bytecode_offset;
 		}
 	}
-	ncalls = lazy_calls(c, o, elems, x.eager, x.lazy, &calls);
-	if (ncalls < 0) {
-		err = (int)ncalls;
-		goto out;
-	}
-	err = -ENOMEM;
-	body = malloc(o->size ? o->size : 1);
-	if (!body)
-		goto out;
-	err = o->size > V8CODE_BODY_MAX ? -E2BIG : rd(c, o->start, body, o->size);
-	if (err)
-		goto out;
-	nruns = v8deopt__place(body, o->size, &x, calls, (size_t)ncalls, &o->runs, &ps);
+	nruns = v8deopt__place(r->body, o->size, &r->x, r->calls, (size_t)r->ncalls, &o->runs,
+			       &ps);
 	if (nruns < 0) {
 		err = (int)nruns;
 		goto out;
@@ -711,12 +749,23 @@ out:
 		o->nruns = o->nentries = o->ndframes = 0;
 	}
 	v8deopt__basis_release(&basis);
-	free(elems);
-	free(lits);
-	free(tr);
-	free(body);
-	free(calls);
+	raw_free(r);
 	return err;
+}
+
+/* Place o's pcs now if they wait to be (stats say how it went). */
+static void ensure_placed(struct v8code *c, struct code_obj *o)
+{
+	uint64_t t0;
+
+	if (!o->raw)
+		return;
+	t0 = monotime_ns();
+	if (place_deopt(c, o))
+		c->stats.deopt_failed++;
+	else if (!o->npos)
+		c->stats.deopt_placed++;
+	c->stats.ns += monotime_ns() - t0;
 }
 
 /* The code object holding pc, read from memory: its index in codes. */
@@ -786,15 +835,13 @@ static int read_code(struct v8code *c, uint64_t pc, long *index)
 	 * perf map): else the deoptimization data says where inlined code is
 	 */
 	if (o.nsfis && c->format.opcodes && (!o.npos || c->check_deopt)) {
-		err = decode_deopt(c, hdr, &o);
+		err = read_deopt(c, hdr, &o);
 		if (err == -ENOMEM) {
 			code_free(&o);
 			return err;
 		}
 		if (err)
 			c->stats.deopt_failed++;
-		else if (!o.npos)
-			c->stats.deopt_placed++;
 	}
 	if (o.nsfis && !o.npos)
 		c->stats.no_positions++;
@@ -966,7 +1013,7 @@ static bool same_functions(const struct v8code_frame *a, int na, const struct v8
 int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max,
 		  struct v8code_where *where)
 {
-	const struct code_obj *o;
+	struct code_obj *o;
 	struct pc_entry *e;
 	struct v8code_where w = { 0 };
 	int n, err = entry_of(c, pc, false, &e);
@@ -978,6 +1025,7 @@ int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, si
 	if (!max)
 		return -EINVAL;
 	o = &c->codes[e->code];
+	ensure_placed(c, o);
 	w.tier = o->tier;
 	if (o->npos) {
 		n = position_stack(o, pc, frames, max);
@@ -1016,6 +1064,7 @@ int v8code__deopt_stack(struct v8code *c, uint64_t pc, struct v8code_frame *fram
 		return e->err;
 	if (!max)
 		return -EINVAL;
+	ensure_placed(c, &c->codes[e->code]);
 	if (!c->codes[e->code].nruns)
 		return -ENODATA;
 	n = deopt_stack(&c->codes[e->code], pc, frames, max);
