@@ -80,12 +80,30 @@ int procfs__parse_nspid(const char *status, pid_t *nspid)
 	return -ENOENT;
 }
 
+/*
+ * In a stat line after the comm's ')', at field `at`: the start of field `want`,
+ * which must be a number, or NULL.
+ */
+static const char *stat_field(const char *p, int at, int want)
+{
+	for (; at < want; at++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return NULL;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	return isdigit((unsigned char)*p) ? p : NULL;
+}
+
 int procfs__parse_stat(const char *stat, char comm[PROCFS_COMM_LEN + 1], char *state,
 		       unsigned long *flags)
 {
 	const char *open = strchr(stat, '('), *close = strrchr(stat, ')'), *p;
 	size_t len;
-	int field;
 
 	if (!open || !close || close < open)
 		return -EINVAL;
@@ -106,17 +124,8 @@ int procfs__parse_stat(const char *stat, char comm[PROCFS_COMM_LEN + 1], char *s
 	if (!flags)
 		return 0;
 	/* From the state (field 3): ppid, pgrp, session, tty_nr, tpgid, flags (9). */
-	for (field = 3; field < 9; field++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return -EINVAL;
-		while (*p && *p != ' ')
-			p++;
-	}
-	while (*p == ' ')
-		p++;
-	if (!isdigit((unsigned char)*p))
+	p = stat_field(p, 3, 9);
+	if (!p)
 		return -EINVAL;
 	*flags = strtoul(p, NULL, 10);
 	return 0;
@@ -161,17 +170,8 @@ int procfs__parse_starttime(const char *stat, unsigned long long *ticks)
 		return -EINVAL;
 	p = close + 1;
 	/* from the state (field 3) to starttime (22) */
-	for (int field = 3; field < 22; field++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return -EINVAL;
-		while (*p && *p != ' ')
-			p++;
-	}
-	while (*p == ' ')
-		p++;
-	if (!isdigit((unsigned char)*p))
+	p = stat_field(p, 3, 22);
+	if (!p)
 		return -EINVAL;
 	errno = 0;
 	*ticks = strtoull(p, &end, 10);

@@ -1010,13 +1010,11 @@ static bool same_functions(const struct v8code_frame *a, int na, const struct v8
 	return true;
 }
 
-int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max,
-		  struct v8code_where *where)
+/* The code object holding pc, its deoptimization data placed. */
+static int placed_code_at(struct v8code *c, uint64_t pc, size_t max, struct code_obj **out)
 {
-	struct code_obj *o;
 	struct pc_entry *e;
-	struct v8code_where w = { 0 };
-	int n, err = entry_of(c, pc, false, &e);
+	int err = entry_of(c, pc, false, &e);
 
 	if (err)
 		return err;
@@ -1024,8 +1022,20 @@ int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, si
 		return e->err;
 	if (!max)
 		return -EINVAL;
-	o = &c->codes[e->code];
-	ensure_placed(c, o);
+	*out = &c->codes[e->code];
+	ensure_placed(c, *out);
+	return 0;
+}
+
+int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max,
+		  struct v8code_where *where)
+{
+	struct code_obj *o;
+	struct v8code_where w = { 0 };
+	int n, err = placed_code_at(c, pc, max, &o);
+
+	if (err)
+		return err;
 	w.tier = o->tier;
 	if (o->npos) {
 		n = position_stack(o, pc, frames, max);
@@ -1055,22 +1065,17 @@ int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, si
 
 int v8code__deopt_stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max)
 {
-	struct pc_entry *e;
-	int n, err = entry_of(c, pc, false, &e);
+	struct code_obj *o;
+	int n, err = placed_code_at(c, pc, max, &o);
 
 	if (err)
 		return err;
-	if (e->err)
-		return e->err;
-	if (!max)
-		return -EINVAL;
-	ensure_placed(c, &c->codes[e->code]);
-	if (!c->codes[e->code].nruns)
+	if (!o->nruns)
 		return -ENODATA;
-	n = deopt_stack(&c->codes[e->code], pc, frames, max);
+	n = deopt_stack(o, pc, frames, max);
 	if (n)
 		return n;
-	frames[0].sfi = c->codes[e->code].outer_sfi;
+	frames[0].sfi = o->outer_sfi;
 	frames[0].position = -1;
 	frames[0].bytecode_offset = -1;
 	return 1;
