@@ -29,6 +29,7 @@ if [ -n "${QUICK:-}" ]; then
 	SMAP="2 5"
 	CONT="1 1 100"
 	HEAPP="2 3"
+	DEOPTC="2 3"
 else
 	OVH="6 4" PIPE="3 50" START="5 2" ACC="3 4" KERN="3 5" LOSS="2 10" SCALE="3 10 100 300 1000"
 	GCP="5 5"
@@ -36,6 +37,7 @@ else
 	SMAP="5 20"
 	CONT="2 5 1000"
 	HEAPP="5 5"
+	DEOPTC="5 5"
 fi
 
 for tool in wrk perf node strace go; do
@@ -86,6 +88,7 @@ section() {
 	section "12. Source maps: decoding a real bundle's map" sourcemaps.sh $SMAP
 	section "13. Continuous (default configuration, N isolates)" continuous.sh $CONT
 	section "14. A heap capture's cost to the target" heapprobe.sh $HEAPP
+	section "15. Inlined code placed by deoptimization data: isoprof's cost per window" deoptcost.sh $DEOPTC
 } >"$WORK/body.md"
 note "5. Loss (saturated) ..."
 # shellcheck disable=SC2086

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/array.h"
@@ -79,12 +80,30 @@ int procfs__parse_nspid(const char *status, pid_t *nspid)
 	return -ENOENT;
 }
 
+/*
+ * In a stat line after the comm's ')', at field `at`: the start of field `want`,
+ * which must be a number, or NULL.
+ */
+static const char *stat_field(const char *p, int at, int want)
+{
+	for (; at < want; at++) {
+		while (*p == ' ')
+			p++;
+		if (!*p)
+			return NULL;
+		while (*p && *p != ' ')
+			p++;
+	}
+	while (*p == ' ')
+		p++;
+	return isdigit((unsigned char)*p) ? p : NULL;
+}
+
 int procfs__parse_stat(const char *stat, char comm[PROCFS_COMM_LEN + 1], char *state,
 		       unsigned long *flags)
 {
 	const char *open = strchr(stat, '('), *close = strrchr(stat, ')'), *p;
 	size_t len;
-	int field;
 
 	if (!open || !close || close < open)
 		return -EINVAL;
@@ -105,17 +124,8 @@ int procfs__parse_stat(const char *stat, char comm[PROCFS_COMM_LEN + 1], char *s
 	if (!flags)
 		return 0;
 	/* From the state (field 3): ppid, pgrp, session, tty_nr, tpgid, flags (9). */
-	for (field = 3; field < 9; field++) {
-		while (*p == ' ')
-			p++;
-		if (!*p)
-			return -EINVAL;
-		while (*p && *p != ' ')
-			p++;
-	}
-	while (*p == ' ')
-		p++;
-	if (!isdigit((unsigned char)*p))
+	p = stat_field(p, 3, 9);
+	if (!p)
 		return -EINVAL;
 	*flags = strtoul(p, NULL, 10);
 	return 0;
@@ -149,6 +159,57 @@ bool procfs__alive(pid_t pid)
 	if (procfs__parse_stat(buf, NULL, &state, NULL) < 0)
 		return true;
 	return state != 'Z' && state != 'X';
+}
+
+int procfs__parse_starttime(const char *stat, unsigned long long *ticks)
+{
+	const char *close = strrchr(stat, ')'), *p;
+	char *end;
+
+	if (!close || !strchr(stat, '('))
+		return -EINVAL;
+	p = close + 1;
+	/* from the state (field 3) to starttime (22) */
+	p = stat_field(p, 3, 22);
+	if (!p)
+		return -EINVAL;
+	errno = 0;
+	*ticks = strtoull(p, &end, 10);
+	if (errno || (*end && *end != ' ' && *end != '\n'))
+		return -EINVAL;
+	return 0;
+}
+
+int procfs__start_realtime(pid_t pid, uint64_t *ns, uint64_t *tick_ns)
+{
+	char path[64], buf[1024];
+	struct timespec real, boot;
+	unsigned long long ticks;
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t since_boot, real_ns, boot_ns;
+	ssize_t n;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	n = procfs__read(path, buf, sizeof(buf));
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : (int)n;
+	err = procfs__parse_starttime(buf, &ticks);
+	if (err)
+		return err;
+	if (hz <= 0 || ticks > UINT64_MAX / 1000000000ull)
+		return -EINVAL;
+	/* the kernel counts starttime on CLOCK_BOOTTIME: the two clocks read back to back */
+	if (clock_gettime(CLOCK_REALTIME, &real) || clock_gettime(CLOCK_BOOTTIME, &boot))
+		return -errno;
+	since_boot = (uint64_t)ticks * 1000000000ull / (uint64_t)hz;
+	real_ns = (uint64_t)real.tv_sec * 1000000000ull + (uint64_t)real.tv_nsec;
+	boot_ns = (uint64_t)boot.tv_sec * 1000000000ull + (uint64_t)boot.tv_nsec;
+	if (since_boot > boot_ns || boot_ns > real_ns)
+		return -EINVAL;
+	*ns = real_ns - boot_ns + since_boot;
+	*tick_ns = 1000000000ull / (uint64_t)hz;
+	return 0;
 }
 
 int procfs__sysctl_int(const char *path, long *out)

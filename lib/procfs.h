@@ -10,7 +10,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* TASK_COMM_LEN: 15 bytes and the NUL. */
 #define PROCFS_COMM_LEN 16
@@ -43,6 +45,34 @@ int procfs__parse_nspid(const char *status, pid_t *nspid);
  */
 int procfs__parse_stat(const char *stat, char comm[PROCFS_COMM_LEN + 1], char *state,
 		       unsigned long *flags);
+
+/*
+ * The start time of /proc/PID/stat text (field 22): clock ticks
+ * (sysconf(_SC_CLK_TCK)) after boot.  -EINVAL when the text does not parse.
+ */
+int procfs__parse_starttime(const char *stat, unsigned long long *ticks);
+
+/*
+ * When pid started, in CLOCK_REALTIME ns (the clock of file times), known
+ * to one clock tick: *tick_ns.  0 or -errno (-ESRCH when it is gone).
+ */
+int procfs__start_realtime(pid_t pid, uint64_t *ns, uint64_t *tick_ns);
+
+/*
+ * Was t (a file's ctime) surely later than a process start known to one
+ * tick (procfs__start_realtime())?  Two ticks of margin: the start is
+ * rounded down to its tick, file times to the kernel's coarse clock.
+ */
+static inline bool procfs__after_start(const struct timespec *t, uint64_t start_ns,
+				       uint64_t tick_ns)
+{
+	uint64_t ns;
+
+	if (t->tv_sec < 0)
+		return false;
+	ns = (uint64_t)t->tv_sec * 1000000000ull + (uint64_t)t->tv_nsec;
+	return ns > start_ns + 2 * tick_ns;
+}
 
 /* /proc/PID/comm without its newline; "" when unreadable.  Returns 0 or -errno. */
 int procfs__comm(pid_t pid, char *buf, size_t len);

@@ -2,11 +2,13 @@
 /*
  * utf8: validating the UTF-8 that goes into JSON and HTML, where invalid
  * bytes from a profile (names are whatever a binary or a script holds)
- * must be replaced, not passed on.
+ * must be replaced, not passed on, and a script file's, whose bytes V8
+ * compiles as they are only when they are UTF-8.
  */
 #ifndef ISOPROF_LIB_UTF8_H
 #define ISOPROF_LIB_UTF8_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -42,6 +44,25 @@ static inline size_t utf8__seq(const unsigned char *s, size_t len)
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		return 0;
 	return n;
+}
+
+/* Is s[0..len) well-formed UTF-8 throughout (NUL bytes allowed)? */
+static inline bool utf8__valid(const void *s, size_t len)
+{
+	const unsigned char *p = s;
+	size_t i = 0, n;
+
+	while (i < len) {
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		n = utf8__seq(p + i, len - i);
+		if (!n)
+			return false;
+		i += n;
+	}
+	return true;
 }
 
 #endif

@@ -1094,6 +1094,12 @@ int symbolizer__set_v8_layout(struct symbolizer *s, pid_t pid, const struct v8_l
 		p->code = v8code__new(pid, layout);
 		if (!p->code)
 			return -ENOMEM;
+		/*
+		 * Where V8 kept positions, place pcs by the deoptimization data too
+		 * and count where the two differ: every flagged capture checks
+		 * what an unflagged one relies on.
+		 */
+		v8code__check_deopt(p->code, true);
 	}
 	return 0;
 }
@@ -1120,20 +1126,23 @@ void symbolizer__v8_code_epoch(struct symbolizer *s, pid_t pid)
 }
 
 int symbolizer__v8_inline_stack(struct symbolizer *s, pid_t pid, uint64_t pc,
-				struct sym_inline *frames, size_t max, const char **tier)
+				struct sym_inline *frames, size_t max, const char **tier,
+				enum v8code_placement *placed)
 {
 	struct uproc *p = find_proc(s, pid);
 	struct v8code_frame code[SYM_INLINE_MAX];
-	enum v8code_tier t = 0;
+	struct v8code_where where = { 0 };
 	int n;
 
 	if (!p || !p->code || !p->heap)
 		return p ? -ENOENT : -ESRCH;
 	if (max > SYM_INLINE_MAX)
 		max = SYM_INLINE_MAX;
-	n = v8code__stack(p->code, pc, code, max, &t);
+	n = v8code__stack(p->code, pc, code, max, &where);
 	if (n < 0)
 		return n;
+	if (placed)
+		*placed = where.placed;
 	for (int i = 0; i < n; i++) {
 		struct v8heap_function fn;
 		int err = v8heap__function(p->heap, code[i].sfi, &fn);
@@ -1162,8 +1171,8 @@ int symbolizer__v8_inline_stack(struct symbolizer *s, pid_t pid, uint64_t pc,
 		}
 	}
 	if (tier)
-		*tier = v8name_tier__str(t == V8CODE_MAGLEV ? V8NAME_TIER_MAGLEV :
-							     V8NAME_TIER_TURBOFAN);
+		*tier = v8name_tier__str(where.tier == V8CODE_MAGLEV ? V8NAME_TIER_MAGLEV :
+									 V8NAME_TIER_TURBOFAN);
 	return n;
 }
 

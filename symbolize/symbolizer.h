@@ -39,6 +39,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "symbolize/v8code.h"
+
 /* Why an address has no name; a user can see what to fix. */
 enum sym_miss {
 	SYM_OK = 0,
@@ -219,12 +221,14 @@ struct sym_inline {
 
 /*
  * The functions optimized code runs at pc, innermost first, the code's own
- * function last (so >= 1), at most max; *tier "turbofan" or "maglev".
+ * function last (so >= 1), at most max; *tier "turbofan" or "maglev";
+ * *placed who placed the pc among them (may be NULL).
  * -ENOENT/-ESRCH as above, -EINVAL when pc is in no optimized code that
  * could be read, -ENOMEM.
  */
 int symbolizer__v8_inline_stack(struct symbolizer *s, pid_t pid, uint64_t pc,
-				struct sym_inline *frames, size_t max, const char **tier);
+				struct sym_inline *frames, size_t max, const char **tier,
+				enum v8code_placement *placed);
 
 struct v8code_stats;
 void symbolizer__v8_code_stats(struct symbolizer *s, pid_t pid, struct v8code_stats *out);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "symbolize/v8code.h"
+#include "symbolize/v8deopt.h"
 #include "symbolize/v8heap.h"
 #include "lib/array.h"
 #include "lib/hash.h"
@@ -24,6 +25,9 @@ struct inlining {
 	int32_t parent;		/* inlining id of the caller; -1: the code's own function */
 };
 
+struct deopt_raw;
+static void raw_free(struct deopt_raw *r);
+
 struct code_obj {
 	uint64_t istream, code, start;
 	uint32_t size;
@@ -35,6 +39,15 @@ struct code_obj {
 	uint32_t ninl;
 	struct v8code_position *pos;
 	size_t npos;
+	/* placement by the deoptimization data (decode_deopt()); nruns 0: none */
+	struct v8deopt_run *runs;
+	uint32_t nruns;
+	uint32_t *entry_frames;	/* per entry: first frame in dframes, outermost first */
+	uint8_t *entry_depth;	/* per entry: its frames; 0 when its translation did not read */
+	uint32_t nentries;
+	struct v8code_frame *dframes;
+	uint32_t ndframes;
+	struct deopt_raw *raw;	/* read, not yet placed (place_deopt()) */
 	uint64_t epoch;		/* when last found valid */
 };
 
@@ -47,6 +60,8 @@ struct pc_entry {
 struct v8code {
 	pid_t pid;
 	struct v8_layout l;
+	struct v8deopt_format format;	/* deopt_format's, when learnt */
+	bool check_deopt;
 	uint64_t cage;
 	uint64_t epoch;
 	uint32_t header_bytes;	/* of a Code, up to its last field read */
@@ -111,18 +126,12 @@ static int array_header(struct v8code *c, uint64_t obj, uint64_t *length)
 	return err;
 }
 
-/* An array of tagged elements: its first n elements (n <= its length). */
-static int array_elements(struct v8code *c, uint64_t obj, uint64_t n, uint64_t *out)
+/* n tagged words from the elements of obj into out. */
+static int read_elements(struct v8code *c, uint64_t obj, uint64_t n, uint64_t *out)
 {
-	uint64_t length;
 	uint8_t *buf;
 	int err;
 
-	err = array_header(c, obj, &length);
-	if (err)
-		return err;
-	if (length < n || n > V8CODE_INLINED_MAX)
-		return -EINVAL;
 	if (!n)
 		return 0;
 	buf = malloc(n * c->l.tagged_size);
@@ -135,6 +144,28 @@ static int array_elements(struct v8code *c, uint64_t obj, uint64_t n, uint64_t *
 	return err;
 }
 
+/* An array of tagged elements: its first n elements (n <= its length). */
+static int array_elements(struct v8code *c, uint64_t obj, uint64_t n, uint64_t *out)
+{
+	uint64_t length;
+	int err;
+
+	err = array_header(c, obj, &length);
+	if (err)
+		return err;
+	if (length < n || n > V8CODE_INLINED_MAX)
+		return -EINVAL;
+	return read_elements(c, obj, n, out);
+}
+
+/* An array's length, -E2BIG when it is over max. */
+static int array_length_max(struct v8code *c, uint64_t obj, uint64_t max, uint64_t *length)
+{
+	int err = array_header(c, obj, length);
+
+	return err ? err : *length > max ? -E2BIG : 0;
+}
+
 /* A byte array's bytes, malloc'd, at most max. */
 static int byte_array(struct v8code *c, uint64_t obj, size_t max, uint8_t **out, size_t *len)
 {
@@ -143,11 +174,9 @@ static int byte_array(struct v8code *c, uint64_t obj, size_t max, uint8_t **out,
 
 	*out = NULL;
 	*len = 0;
-	err = array_header(c, obj, &length);
+	err = array_length_max(c, obj, max, &length);
 	if (err)
 		return err;
-	if (length > max)
-		return -E2BIG;
 	if (!length)
 		return 0;
 	*out = malloc(length);
@@ -342,6 +371,11 @@ static void code_free(struct code_obj *o)
 	free(o->sfis);
 	free(o->inl);
 	free(o->pos);
+	free(o->runs);
+	free(o->entry_frames);
+	free(o->entry_depth);
+	free(o->dframes);
+	raw_free(o->raw);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -435,6 +469,305 @@ static int decode(struct v8code *c, const uint8_t *hdr, struct code_obj *o)
 	return 0;
 }
 
+/* ---- Deoptimization data ---------------------------------------------- */
+
+static bool smi_u32(const struct v8code *c, uint64_t word, uint32_t max, uint32_t *out)
+{
+	int64_t v;
+
+	if (!v8heap__smi(&c->l, word, &v) || v < 0 || (uint64_t)v > max)
+		return false;
+	*out = (uint32_t)v;
+	return true;
+}
+
+/* Every element of an array of tagged words, malloc'd, at most max. */
+static int all_elements(struct v8code *c, uint64_t obj, uint64_t max, uint64_t **out,
+			uint64_t *n)
+{
+	uint64_t length;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	err = array_length_max(c, obj, max, &length);
+	if (err)
+		return err == -E2BIG ? -EINVAL : err;
+	*out = malloc((length + 1) * sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	err = read_elements(c, obj, length, *out);
+	if (err) {
+		free(*out);
+		*out = NULL;
+		return err;
+	}
+	*n = length;
+	return 0;
+}
+
+/* The calls with a lazy deoptimization entry: their return offsets and entries. */
+static long lazy_calls(struct v8code *c, const struct code_obj *o, const uint64_t *elems,
+		       uint32_t eager, uint32_t lazy, struct v8deopt_call **out)
+{
+	const struct v8_layout *l = &c->l;
+	struct v8deopt_safepoint_layout sl = {
+		.length = l->maglev_safepoint_length,
+		.config = l->maglev_safepoint_config,
+		.header = l->maglev_safepoint_header,
+	};
+	uint8_t head[64], *table;
+	size_t bytes;
+	long n;
+
+	*out = NULL;
+	if (o->tier == V8CODE_TURBOFAN) {
+		/* TurboFan: a lazy entry's pc is its call's return offset */
+		struct v8deopt_call *calls = malloc(((size_t)lazy + 1) * sizeof(*calls));
+
+		if (!calls)
+			return -ENOMEM;
+		n = 0;
+		for (uint32_t i = eager; i < eager + lazy; i++) {
+			uint64_t pcw = elems[l->deopt_first_entry + (uint64_t)i * l->deopt_entry_size +
+					     l->deopt_entry_pc];
+			uint32_t pc;
+
+			if (!smi_u32(c, pcw, o->size, &pc))
+				continue;	/* -1: none */
+			calls[n].return_offset = pc;
+			calls[n++].entry = i;
+		}
+		*out = calls;
+		return n;
+	}
+	/* Maglev: the safepoint table right after the instructions maps them */
+	if (!sl.header)
+		return -EINVAL;
+	if (rd(c, o->start + o->size, head, sl.header))
+		return -EFAULT;
+	n = v8deopt__maglev_calls(head, sl.header, &sl, eager + lazy, out, &bytes);
+	if (n < 0 && n != -EINVAL)
+		return n;
+	free(*out);
+	*out = NULL;
+	/* the header fits what it says: now the whole table */
+	if (!bytes || bytes > V8CODE_TABLE_MAX)
+		return -EINVAL;
+	table = malloc(bytes);
+	if (!table)
+		return -ENOMEM;
+	if (rd(c, o->start + o->size, table, bytes)) {
+		free(table);
+		return -EFAULT;
+	}
+	n = v8deopt__maglev_calls(table, bytes, &sl, eager + lazy, out, NULL);
+	free(table);
+	return n;
+}
+
+/*
+ * What placing a code object's pcs needs of the target's memory, read
+ * while the code lives (as samples drain): decoding and placing wait for
+ * the first lookup (after the window), off the path that drains the ring.
+ */
+struct deopt_raw {
+	uint64_t *elems;	/* the deoptimization data's elements */
+	uint64_t nelems;
+	uint64_t *lits;		/* its literals */
+	uint64_t nlits;
+	uint8_t *tr;		/* its frame translations */
+	size_t trlen;
+	uint8_t *body;		/* the instructions */
+	struct v8deopt_call *calls;
+	long ncalls;
+	struct v8deopt_exits x;
+	uint32_t nentries;
+};
+
+static void raw_free(struct deopt_raw *r)
+{
+	if (!r)
+		return;
+	free(r->elems);
+	free(r->lits);
+	free(r->tr);
+	free(r->body);
+	free(r->calls);
+	free(r);
+}
+
+/* Read what place_deopt() needs into o->raw. */
+static int read_deopt(struct v8code *c, const uint8_t *hdr, struct code_obj *o)
+{
+	const struct v8_layout *l = &c->l;
+	struct deopt_raw *r = calloc(1, sizeof(*r));
+	int err;
+
+	if (!r)
+		return -ENOMEM;
+	r->x.eager_size = l->deopt_eager_exit_size;
+	r->x.lazy_size = l->deopt_lazy_exit_size;
+	err = all_elements(c, decompress(c, load_tagged(c, hdr + l->code_deopt_data)),
+			   l->deopt_first_entry + (uint64_t)V8CODE_ENTRIES_MAX * l->deopt_entry_size,
+			   &r->elems, &r->nelems);
+	if (err)
+		goto out;
+	err = -EINVAL;
+	if (r->nelems < l->deopt_first_entry ||
+	    (r->nelems - l->deopt_first_entry) % l->deopt_entry_size ||
+	    !smi_u32(c, r->elems[l->deopt_exit_start], o->size, &r->x.start) ||
+	    !smi_u32(c, r->elems[l->deopt_eager_count], V8CODE_ENTRIES_MAX, &r->x.eager) ||
+	    !smi_u32(c, r->elems[l->deopt_lazy_count], V8CODE_ENTRIES_MAX, &r->x.lazy))
+		goto out;
+	r->nentries = (uint32_t)((r->nelems - l->deopt_first_entry) / l->deopt_entry_size);
+	if (r->nentries != r->x.eager + r->x.lazy || !r->nentries)
+		goto out;
+	err = byte_array(c, decompress(c, r->elems[l->deopt_translation]), V8CODE_TABLE_MAX,
+			 &r->tr, &r->trlen);
+	if (err) {
+		err = err == -E2BIG ? -EINVAL : err;
+		goto out;
+	}
+	err = all_elements(c, decompress(c, r->elems[l->deopt_literals]), V8CODE_INLINED_MAX * 4,
+			   &r->lits, &r->nlits);
+	if (err)
+		goto out;
+	r->ncalls = lazy_calls(c, o, r->elems, r->x.eager, r->x.lazy, &r->calls);
+	if (r->ncalls < 0) {
+		err = (int)r->ncalls;
+		goto out;
+	}
+	err = -ENOMEM;
+	r->body = malloc(o->size ? o->size : 1);
+	if (!r->body)
+		goto out;
+	err = o->size > V8CODE_BODY_MAX ? -E2BIG : rd(c, o->start, r->body, o->size);
+out:
+	if (err)
+		raw_free(r);
+	else
+		o->raw = r;
+	return err;
+}
+
+/*
+ * The frames of each deoptimization entry, and every instruction placed
+ * (symbolize/v8deopt.h), from o->raw, which goes.  Every entry's
+ * outermost frame must be the code's own function and its others
+ * functions the code inlined: a layout that reads something else is not
+ * used.
+ */
+static int place_deopt(struct v8code *c, struct code_obj *o)
+{
+	const struct v8_layout *l = &c->l;
+	struct deopt_raw *r = o->raw;
+	struct v8deopt_frame fr[V8DEOPT_FRAMES_MAX];
+	struct v8deopt_place_stats ps;
+	struct v8deopt_basis basis = { 0 };
+	uint32_t nentries = r->nentries;
+	size_t dcap = (size_t)nentries * 4 + 4;
+	long nruns;
+	int err = -ENOMEM;
+
+	o->raw = NULL;
+	o->entry_frames = calloc(nentries, sizeof(*o->entry_frames));
+	o->entry_depth = calloc(nentries, sizeof(*o->entry_depth));
+	o->dframes = malloc(dcap * sizeof(*o->dframes));
+	if (!o->entry_frames || !o->entry_depth || !o->dframes)
+		goto out;
+	o->nentries = nentries;
+	for (uint32_t i = 0; i < nentries; i++) {
+		uint32_t index;
+		int n;
+
+		if (!smi_u32(c, r->elems[l->deopt_first_entry + (uint64_t)i * l->deopt_entry_size +
+					 l->deopt_entry_translation], (uint32_t)r->trlen, &index)) {
+			err = -EINVAL;
+			goto out;
+		}
+		n = v8deopt__frames_cached(&c->format, r->tr, r->trlen, index, fr,
+					   V8DEOPT_FRAMES_MAX, &basis);
+		if (n < 0) {
+			err = n;
+			goto out;
+		}
+		if (o->ndframes + (size_t)n > dcap) {
+			size_t ncap = dcap * 2 + (size_t)n;
+			struct v8code_frame *g = realloc(o->dframes, ncap * sizeof(*g));
+
+			if (!g)
+				goto out;
+			o->dframes = g;
+			dcap = ncap;
+		}
+		o->entry_frames[i] = o->ndframes;
+		o->entry_depth[i] = (uint8_t)n;
+		for (int k = 0; k < n; k++) {
+			struct v8code_frame *f = &o->dframes[o->ndframes++];
+			uint64_t sfi;
+			bool known;
+
+			if (fr[k].literal < 0 || (uint64_t)fr[k].literal >= r->nlits) {
+				err = -EINVAL;
+				goto out;
+			}
+			sfi = decompress(c, r->lits[fr[k].literal]);
+			known = k == 0 ? sfi == o->outer_sfi : false;
+			for (uint32_t j = 0; k && !known && j < o->nsfis; j++)
+				known = o->sfis[j] == sfi;
+			/* V8 keeps the code's own function outermost, the inlined ones inside */
+			if (!known) {
+				err = -EINVAL;
+				goto out;
+			}
+			f->sfi = sfi;
+			f->position = -1;
+			f->bytecode_offset = fr[k].bytecode_offset;
+		}
+	}
+	nruns = v8deopt__place(r->body, o->size, &r->x, r->calls, (size_t)r->ncalls, &o->runs,
+			       &ps);
+	if (nruns < 0) {
+		err = (int)nruns;
+		goto out;
+	}
+	o->nruns = (uint32_t)nruns;
+	c->stats.deopt_entries += nentries;
+	c->stats.deopt_instructions += ps.instructions;
+	err = 0;
+out:
+	if (err) {
+		free(o->runs);
+		free(o->entry_frames);
+		free(o->entry_depth);
+		free(o->dframes);
+		o->runs = NULL;
+		o->entry_frames = NULL;
+		o->entry_depth = NULL;
+		o->dframes = NULL;
+		o->nruns = o->nentries = o->ndframes = 0;
+	}
+	v8deopt__basis_release(&basis);
+	raw_free(r);
+	return err;
+}
+
+/* Place o's pcs now if they wait to be (stats say how it went). */
+static void ensure_placed(struct v8code *c, struct code_obj *o)
+{
+	uint64_t t0;
+
+	if (!o->raw)
+		return;
+	t0 = monotime_ns();
+	if (place_deopt(c, o))
+		c->stats.deopt_failed++;
+	else if (!o->npos)
+		c->stats.deopt_placed++;
+	c->stats.ns += monotime_ns() - t0;
+}
+
 /* The code object holding pc, read from memory: its index in codes. */
 static int read_code(struct v8code *c, uint64_t pc, long *index)
 {
@@ -497,7 +830,19 @@ static int read_code(struct v8code *c, uint64_t pc, long *index)
 		return -ENOMEM;
 	}
 	o.epoch = c->epoch;
-	/* V8 keeps positions only when something asks (a profiler, a log, a perf map) */
+	/*
+	 * V8 keeps positions only when something asks (a profiler, a log, a
+	 * perf map): else the deoptimization data says where inlined code is
+	 */
+	if (o.nsfis && c->format.opcodes && (!o.npos || c->check_deopt)) {
+		err = read_deopt(c, hdr, &o);
+		if (err == -ENOMEM) {
+			code_free(&o);
+			return err;
+		}
+		if (err)
+			c->stats.deopt_failed++;
+	}
 	if (o.nsfis && !o.npos)
 		c->stats.no_positions++;
 	c->codes[c->ncodes] = o;
@@ -591,26 +936,41 @@ int v8code__note(struct v8code *c, uint64_t pc)
 	return err ? err : e->err;
 }
 
-int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max,
-		  enum v8code_tier *tier)
+/* The frames of deoptimization entry e, innermost first, at most max (>= 1). */
+static int entry_stack(const struct code_obj *o, int32_t e, struct v8code_frame *frames,
+		       size_t max)
 {
-	const struct code_obj *o;
-	struct pc_entry *e;
-	size_t lo = 0, hi, n = 0;
-	int32_t id = -1, position = -1;
-	int err = entry_of(c, pc, false, &e);
+	const struct v8code_frame *f = &o->dframes[o->entry_frames[e]];
+	size_t depth = o->entry_depth[e], n = 0;
 
-	if (err)
-		return err;
-	if (e->err)
-		return e->err;
-	if (!max)
-		return -EINVAL;
-	o = &c->codes[e->code];
-	if (tier)
-		*tier = o->tier;
-	/* the last entry at or before the pc's offset */
-	hi = o->npos;
+	/* the code's own function outermost: the innermost ones first, as many as fit */
+	for (size_t k = depth; k-- > 1 && n + 1 < max;)
+		frames[n++] = f[k];
+	frames[n++] = f[0];
+	return (int)n;
+}
+
+/* By the deoptimization data: the stack, or 0 when nothing places the pc. */
+static int deopt_stack(const struct code_obj *o, uint64_t pc, struct v8code_frame *frames,
+		       size_t max)
+{
+	const struct v8deopt_run *r;
+
+	if (!o->nruns || pc < o->start)
+		return 0;
+	r = v8deopt__lookup(o->runs, o->nruns, (uint32_t)(pc - o->start));
+	if (!r || r->entry < 0 || (uint32_t)r->entry >= o->nentries || !o->entry_depth[r->entry])
+		return 0;
+	return entry_stack(o, r->entry, frames, max);
+}
+
+/* By the source positions: the last entry at or before the pc's offset. */
+static int position_stack(const struct code_obj *o, uint64_t pc, struct v8code_frame *frames,
+			  size_t max)
+{
+	size_t lo = 0, hi = o->npos, n = 0;
+	int32_t id = -1, position = -1;
+
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -628,13 +988,102 @@ int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, si
 		const struct inlining *in = &o->inl[id];
 
 		frames[n].sfi = o->sfis[in->function];
+		frames[n].bytecode_offset = -1;
 		frames[n++].position = position;
 		position = in->position;
 		id = in->parent;
 	}
 	frames[n].sfi = o->outer_sfi;
+	frames[n].bytecode_offset = -1;
 	frames[n++].position = position;
 	return (int)n;
+}
+
+static bool same_functions(const struct v8code_frame *a, int na, const struct v8code_frame *b,
+			   int nb)
+{
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (a[i].sfi != b[i].sfi)
+			return false;
+	return true;
+}
+
+/* The code object holding pc, its deoptimization data placed. */
+static int placed_code_at(struct v8code *c, uint64_t pc, size_t max, struct code_obj **out)
+{
+	struct pc_entry *e;
+	int err = entry_of(c, pc, false, &e);
+
+	if (err)
+		return err;
+	if (e->err)
+		return e->err;
+	if (!max)
+		return -EINVAL;
+	*out = &c->codes[e->code];
+	ensure_placed(c, *out);
+	return 0;
+}
+
+int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max,
+		  struct v8code_where *where)
+{
+	struct code_obj *o;
+	struct v8code_where w = { 0 };
+	int n, err = placed_code_at(c, pc, max, &o);
+
+	if (err)
+		return err;
+	w.tier = o->tier;
+	if (o->npos) {
+		n = position_stack(o, pc, frames, max);
+		w.placed = o->nsfis ? V8CODE_BY_POSITIONS : V8CODE_INLINED_NOTHING;
+		if (o->nruns && o->nsfis) {
+			struct v8code_frame d[64];
+			int nd = deopt_stack(o, pc, d, 64);
+
+			if (nd > 0) {
+				c->stats.deopt_checked++;
+				c->stats.deopt_agree += same_functions(frames, n, d, nd);
+			}
+		}
+	} else if (o->nsfis && (n = deopt_stack(o, pc, frames, max)) > 0) {
+		w.placed = V8CODE_BY_DEOPT;
+	} else {
+		frames[0].sfi = o->outer_sfi;
+		frames[0].position = -1;
+		frames[0].bytecode_offset = -1;
+		n = 1;
+		w.placed = o->nsfis ? V8CODE_CALLER_ONLY : V8CODE_INLINED_NOTHING;
+	}
+	if (where)
+		*where = w;
+	return n;
+}
+
+int v8code__deopt_stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max)
+{
+	struct code_obj *o;
+	int n, err = placed_code_at(c, pc, max, &o);
+
+	if (err)
+		return err;
+	if (!o->nruns)
+		return -ENODATA;
+	n = deopt_stack(o, pc, frames, max);
+	if (n)
+		return n;
+	frames[0].sfi = o->outer_sfi;
+	frames[0].position = -1;
+	frames[0].bytecode_offset = -1;
+	return 1;
+}
+
+void v8code__check_deopt(struct v8code *c, bool on)
+{
+	c->check_deopt = on;
 }
 
 /* ---- Lifetime ------------------------------------------------------------ */
@@ -653,6 +1102,10 @@ struct v8code *v8code__new(pid_t pid, const struct v8_layout *layout)
 	c->pid = pid;
 	c->l = *layout;
 	c->epoch = 1;
+	/* a format the layout does not name (not learnt): no placement by deopt data */
+	if (layout->deopt_format &&
+	    v8deopt__format(layout->deopt_format, layout->deopt_opcodes, &c->format))
+		memset(&c->format, 0, sizeof(c->format));
 	c->header_bytes = code_header_bytes(layout);
 	if (c->header_bytes > CODE_HEADER_MAX) {
 		free(c);

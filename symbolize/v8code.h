@@ -46,6 +46,8 @@
 #define V8CODE_SCAN_MAX (64u << 10)	/* bytes scanned back from a pc for its code */
 #define V8CODE_TABLE_MAX (1u << 20)	/* bytes of a position table read */
 #define V8CODE_INLINED_MAX 4096		/* inlined functions / positions of one code */
+#define V8CODE_BODY_MAX (4u << 20)	/* instruction bytes of one code read for placement */
+#define V8CODE_ENTRIES_MAX 65536	/* deoptimization entries of one code */
 
 enum v8code_tier {
 	V8CODE_TURBOFAN = 1,
@@ -56,6 +58,20 @@ enum v8code_tier {
 struct v8code_frame {
 	uint64_t sfi;		/* the function's SharedFunctionInfo (untagged) */
 	int32_t position;	/* offset in its script's source; -1 when unknown */
+	int32_t bytecode_offset; /* placed by deoptimization data: where in its bytecode; else -1 */
+};
+
+/* Who placed a pc among the functions its code inlined. */
+enum v8code_placement {
+	V8CODE_INLINED_NOTHING = 0,	/* the code inlined nothing: its own function */
+	V8CODE_BY_POSITIONS,		/* the code's source position table */
+	V8CODE_BY_DEOPT,		/* its deoptimization data (symbolize/v8deopt.h) */
+	V8CODE_CALLER_ONLY,		/* it inlined functions, nothing says which: its own */
+};
+
+struct v8code_where {
+	enum v8code_tier tier;
+	enum v8code_placement placed;
 };
 
 struct v8code_stats {
@@ -63,6 +79,12 @@ struct v8code_stats {
 	uint64_t pcs;		/* distinct pcs looked up */
 	uint64_t decoded;	/* code objects decoded */
 	uint64_t no_positions;	/* ... that inlined functions but keep no source positions */
+	uint64_t deopt_placed;	/* ... placed by their deoptimization data instead */
+	uint64_t deopt_failed;	/* ... whose deoptimization data did not read or check */
+	uint64_t deopt_entries;	/* deoptimization entries decoded */
+	uint64_t deopt_instructions; /* instructions walked to place pcs */
+	/* where both exist (check_deopt): pcs placed alike by positions and by deopt data */
+	uint64_t deopt_checked, deopt_agree;
 	uint64_t not_optimized;	/* pcs in no optimized code object the layout reads */
 	uint64_t revalidated;	/* cached code objects checked again */
 	uint64_t replaced;	/* ... found replaced by other code */
@@ -95,12 +117,27 @@ int v8code__note(struct v8code *c, uint64_t pc);
 
 /*
  * The functions at pc, innermost first, the code's own function last, at
- * most max; *tier which compiler made the code (may be NULL).  Returns
- * how many (>= 1), or a negative errno (-EINVAL: pc is in no optimized
- * code object).
+ * most max; *where which compiler made the code and who placed the pc
+ * (may be NULL).  Source positions where V8 kept them, else the code's
+ * deoptimization data where the layout has its fields.  Returns how many
+ * (>= 1), or a negative errno (-EINVAL: pc is in no optimized code object).
  */
 int v8code__stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max,
-		  enum v8code_tier *tier);
+		  struct v8code_where *where);
+
+/*
+ * Also decode the deoptimization data of code that has source positions,
+ * and count how often both place a pc alike (v8code_stats.deopt_checked,
+ * deopt_agree): what calibration checks the layout with.  Off by default.
+ */
+void v8code__check_deopt(struct v8code *c, bool on);
+
+/*
+ * As v8code__stack(), by the deoptimization data alone, also for code that
+ * has source positions (check_deopt on when its code was read); -ENODATA
+ * when its deoptimization data was not decoded.
+ */
+int v8code__deopt_stack(struct v8code *c, uint64_t pc, struct v8code_frame *frames, size_t max);
 
 void v8code__stats(const struct v8code *c, struct v8code_stats *out);
 

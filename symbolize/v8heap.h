@@ -79,6 +79,9 @@ void v8heap__stats(const struct v8heap *h, struct v8heap_stats *out);
  * address inside the same pointer cage (compressed layouts). */
 uint64_t v8heap__decompress(const struct v8_layout *l, uint64_t base, uint64_t word);
 
+/* The tagged_size word at p, a copy of the target's memory (zero-extended). */
+uint64_t v8heap__tagged(const struct v8_layout *l, const uint8_t *p);
+
 /* A tagged_size word at addr (zero-extended). */
 int v8heap__read_word(pid_t pid, const struct v8_layout *l, uint64_t addr, uint64_t *word);
 

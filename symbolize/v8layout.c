@@ -14,6 +14,7 @@
 #include "lib/errmsg.h"
 #include "lib/fileio.h"
 #include "lib/textscan.h"
+#include "symbolize/v8deopt.h"
 
 #define HEADER_WORD "isoprof-v8-layout"
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -103,6 +104,21 @@ static const struct field fields[] = {
 	FIELD(deopt_sfi_wrapper, FIELD_DEC, CHECK_OFFSET | CHECK_TAGGED),
 	FIELD(deopt_inlining_positions, FIELD_DEC, 0),
 	FIELD(spt_encoding, FIELD_DEC, 0),
+	FIELD(deopt_format, FIELD_DEC, 0),
+	FIELD(deopt_opcodes, FIELD_DEC, 0),
+	FIELD(deopt_translation, FIELD_DEC, 0),
+	FIELD(deopt_exit_start, FIELD_DEC, 0),
+	FIELD(deopt_eager_count, FIELD_DEC, 0),
+	FIELD(deopt_lazy_count, FIELD_DEC, 0),
+	FIELD(deopt_first_entry, FIELD_DEC, 0),
+	FIELD(deopt_entry_size, FIELD_DEC, 0),
+	FIELD(deopt_entry_translation, FIELD_DEC, 0),
+	FIELD(deopt_entry_pc, FIELD_DEC, 0),
+	FIELD(deopt_eager_exit_size, FIELD_DEC, 0),
+	FIELD(deopt_lazy_exit_size, FIELD_DEC, 0),
+	FIELD(maglev_safepoint_length, FIELD_DEC, 0),
+	FIELD(maglev_safepoint_config, FIELD_DEC, 0),
+	FIELD(maglev_safepoint_header, FIELD_DEC, 0),
 };
 
 /*
@@ -208,6 +224,75 @@ static int check_code(const struct v8_layout *l, char *err, size_t err_len)
 	return 0;
 }
 
+/* The deoptimization data fields: all 0 (not learnt), or a whole consistent set. */
+static int check_deopt(const struct v8_layout *l, char *err, size_t err_len)
+{
+	const uint32_t *first = &l->deopt_format, *last = &l->maglev_safepoint_header;
+	struct v8deopt_format f;
+
+	if (!l->deopt_format) {
+		for (const uint32_t *v = first; v <= last; v++) {
+			if (*v) {
+				errmsg__set(err, err_len, "deopt_format 0 (deoptimization data not "
+					    "learnt) with other deopt fields set");
+				return -EINVAL;
+			}
+		}
+		return 0;
+	}
+	if (!l->code_alignment) {
+		errmsg__set(err, err_len, "deopt_format %u without code objects", l->deopt_format);
+		return -EINVAL;
+	}
+	if (v8deopt__format(l->deopt_format, l->deopt_opcodes, &f)) {
+		errmsg__set(err, err_len, "deopt_format %u, deopt_opcodes %u: no such translation "
+			    "format", l->deopt_format, l->deopt_opcodes);
+		return -EINVAL;
+	}
+	if (l->deopt_translation >= DEOPT_INDEX_LIMIT || l->deopt_exit_start >= DEOPT_INDEX_LIMIT ||
+	    l->deopt_eager_count >= DEOPT_INDEX_LIMIT || l->deopt_lazy_count >= DEOPT_INDEX_LIMIT ||
+	    l->deopt_first_entry >= DEOPT_INDEX_LIMIT || l->deopt_first_entry <= l->deopt_lazy_count ||
+	    l->deopt_first_entry <= l->deopt_eager_count ||
+	    l->deopt_first_entry <= l->deopt_exit_start ||
+	    l->deopt_first_entry <= l->deopt_translation) {
+		errmsg__set(err, err_len, "deoptimization data indices must be below %d, the "
+			    "entries after the rest", DEOPT_INDEX_LIMIT);
+		return -EINVAL;
+	}
+	if (l->deopt_entry_size < 2 || l->deopt_entry_size > 8 ||
+	    l->deopt_entry_translation >= l->deopt_entry_size ||
+	    l->deopt_entry_pc >= l->deopt_entry_size ||
+	    l->deopt_entry_pc == l->deopt_entry_translation) {
+		errmsg__set(err, err_len, "deopt_entry_size %u, deopt_entry_translation %u, "
+			    "deopt_entry_pc %u: not an entry", l->deopt_entry_size,
+			    l->deopt_entry_translation, l->deopt_entry_pc);
+		return -EINVAL;
+	}
+	if (l->deopt_eager_exit_size < 1 || l->deopt_eager_exit_size > 16 ||
+	    l->deopt_lazy_exit_size < 1 || l->deopt_lazy_exit_size > 16) {
+		errmsg__set(err, err_len, "deopt_eager_exit_size %u, deopt_lazy_exit_size %u: not "
+			    "1 to 16 bytes", l->deopt_eager_exit_size, l->deopt_lazy_exit_size);
+		return -EINVAL;
+	}
+	if (l->maglev_safepoint_header &&
+	    (l->maglev_safepoint_config % 4 || l->maglev_safepoint_length % 4 ||
+	     l->maglev_safepoint_config == l->maglev_safepoint_length ||
+	     l->maglev_safepoint_config + 4 > l->maglev_safepoint_header ||
+	     l->maglev_safepoint_length + 4 > l->maglev_safepoint_header ||
+	     l->maglev_safepoint_header > 64 || !l->code_kind_maglev)) {
+		errmsg__set(err, err_len, "maglev_safepoint_length %u, maglev_safepoint_config %u, "
+			    "maglev_safepoint_header %u: not a safepoint table header",
+			    l->maglev_safepoint_length, l->maglev_safepoint_config,
+			    l->maglev_safepoint_header);
+		return -EINVAL;
+	}
+	if (!l->maglev_safepoint_header && (l->maglev_safepoint_length || l->maglev_safepoint_config)) {
+		errmsg__set(err, err_len, "maglev_safepoint_header 0 with other safepoint fields set");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int v8layout__check(const struct v8_layout *l, char *err, size_t err_len)
 {
 	size_t idlen = strnlen(l->build_id, sizeof(l->build_id));
@@ -281,7 +366,7 @@ int v8layout__check(const struct v8_layout *l, char *err, size_t err_len)
 			    l->scope_info_inferred_delta, l->string_cons_tag);
 		return -EINVAL;
 	}
-	if (check_code(l, err, err_len))
+	if (check_code(l, err, err_len) || check_deopt(l, err, err_len))
 		return -EINVAL;
 	if (!l->string_one_byte_bit || l->string_one_byte_bit >= INSTANCE_TYPE_LIMIT) {
 		errmsg__set(err, err_len, "string_one_byte_bit 0x%x: not 1 to 0x%x",
@@ -427,8 +512,8 @@ static int parse_line(const char *p, size_t n, struct v8_layout *l, size_t *seen
 
 int v8layout__parse(const char *text, size_t len, struct v8_layout *out, char *err, size_t err_len)
 {
-	static const char header[] = HEADER_WORD " 2";
-	static const char older[] = HEADER_WORD " 1";
+	static const char header[] = HEADER_WORD " 3";
+	static const char *const older[] = { HEADER_WORD " 1", HEADER_WORD " 2" };
 	const char *p = text, *end = text + len, *nl, *e;
 	size_t seen_on[ARRAY_SIZE(fields)] = { 0 };
 	size_t lineno = 0, i;
@@ -437,7 +522,7 @@ int v8layout__parse(const char *text, size_t len, struct v8_layout *out, char *e
 	char why[160], ex[48];
 	int ret;
 
-	_Static_assert(V8LAYOUT_FORMAT_VERSION == 2, "header[] spells the version");
+	_Static_assert(V8LAYOUT_FORMAT_VERSION == 3, "header[] spells the version");
 	memset(out, 0, sizeof(*out));
 	memset(&l, 0, sizeof(l));
 	errmsg__set(err, err_len, "%s", "");
@@ -456,11 +541,14 @@ int v8layout__parse(const char *text, size_t len, struct v8_layout *out, char *e
 				have_header = true;
 				goto next;
 			}
-			if ((size_t)(e - p) == sizeof(older) - 1 &&
-			    !memcmp(p, older, sizeof(older) - 1)) {
-				errmsg__set(err, err_len, "line %zu: a layout of an earlier isoprof, "
-					    "without code objects: calibrate again", lineno);
-				return -ESTALE;
+			for (i = 0; i < ARRAY_SIZE(older); i++) {
+				if ((size_t)(e - p) == strlen(older[i]) &&
+				    !memcmp(p, older[i], strlen(older[i]))) {
+					errmsg__set(err, err_len, "line %zu: a layout of an earlier "
+						    "isoprof, without %s: calibrate again", lineno,
+						    i ? "deoptimization data" : "code objects");
+					return -ESTALE;
+				}
 			}
 			errmsg__excerpt(ex, sizeof(ex), p, (size_t)(e - p));
 			newer = (size_t)(e - p) > sizeof(HEADER_WORD) &&

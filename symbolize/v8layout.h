@@ -9,7 +9,7 @@
  * field from a run of that binary (user/v8/calibrate.h) and stores it as a
  * small text file, DIR/v8-layouts/BUILDID, one "key value" line per field:
  *
- *   isoprof-v8-layout 2
+ *   isoprof-v8-layout 3
  *   build_id 0123abcd...
  *   v8_version 15.8.62.5
  *   compressed 1
@@ -19,7 +19,7 @@
  * Numbers are decimal or 0x-hex; unknown keys are an error (a layout from a
  * newer isoprof is refused, not half-used); every field must be present.
  *
- * Exactly: the first non-empty line is "isoprof-v8-layout 2"; then one
+ * Exactly: the first non-empty line is "isoprof-v8-layout 3"; then one
  * "key value" line per struct field, the key spelled as the field, blanks
  * between, in any order, each once.  Empty lines and lines starting with
  * '#' are skipped (after the header); trailing blanks and CR are dropped;
@@ -45,7 +45,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define V8LAYOUT_FORMAT_VERSION 2
+#define V8LAYOUT_FORMAT_VERSION 3
 #define V8LAYOUT_BUILD_ID_MAX 64	/* hex digits of the longest build-id kept */
 #define V8LAYOUT_FILE_MAX 4096		/* a layout file is a few hundred bytes */
 #define V8LAYOUT_SUBDIR "v8-layouts"	/* under the state directory */
@@ -169,6 +169,39 @@ struct v8_layout {
 	 * zig-zag varints.
 	 */
 	uint32_t spt_encoding;
+
+	/*
+	 * Deoptimization data, for the inlined function at a pc of code with
+	 * no source positions (symbolize/v8deopt.h).  deopt_format 0: not
+	 * learnt, every other deopt_ field below then 0 and unused.
+	 *
+	 * Element indices in the deoptimization data: the frame translation
+	 * (a byte array), the offset of the first exit stub, the eager and
+	 * lazy entry counts (Smis); then entries of deopt_entry_size elements
+	 * from deopt_first_entry, each with its translation index and pc (Smis)
+	 * at these positions in it.  The translation format: a family (enum
+	 * v8deopt_family) and its opcode count.  Exit stubs are this many
+	 * bytes, eager ones first.  Maglev code maps return offsets to entries
+	 * in its safepoint table, right after its instructions: the entry
+	 * count at maglev_safepoint_length, the entry configuration word at
+	 * maglev_safepoint_config, entries from maglev_safepoint_header (all
+	 * 0: no Maglev code seen).
+	 */
+	uint32_t deopt_format;
+	uint32_t deopt_opcodes;
+	uint32_t deopt_translation;
+	uint32_t deopt_exit_start;
+	uint32_t deopt_eager_count;
+	uint32_t deopt_lazy_count;
+	uint32_t deopt_first_entry;
+	uint32_t deopt_entry_size;
+	uint32_t deopt_entry_translation;
+	uint32_t deopt_entry_pc;
+	uint32_t deopt_eager_exit_size;
+	uint32_t deopt_lazy_exit_size;
+	uint32_t maglev_safepoint_length;
+	uint32_t maglev_safepoint_config;
+	uint32_t maglev_safepoint_header;
 };
 
 #define V8LAYOUT_STATE_DIR_ENV "ISOPROF_STATE_DIR"

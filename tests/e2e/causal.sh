@@ -9,7 +9,11 @@
 # the heap and the code objects, after `isoprof calibrate`), must give the
 # function at least 80% of it, counting its inlined frames, and put it
 # under callers the source has.  V8's own profiler (a run
-# of its own) is printed beside it, not asserted.
+# of its own) is printed beside it, not asserted.  Then the same acorn in
+# workerd (fixtures/causal/worker.js, a request per iteration) with no V8
+# flag: its truth timed on workerd's main thread, and isoprof, whose samples
+# inside TurboFan's inlined code are placed by the deoptimization data
+# there, must give the function at least 80% of it too.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/fixtures/causal/causal-lib.sh"
@@ -120,3 +124,72 @@ if causal_start acorn "$T/changed" "$NM"; then
 else
 	fail "start (no flag)" "node did not start"
 fi
+
+# --- workerd with no V8 flag ------------------------------------------------
+# The same acorn, unchanged and changed, in a worker (fixtures/causal/
+# worker.js: one iteration of driver.js's acorn loop per request).  workerd
+# keeps no source positions for optimized code without flags: the functions
+# TurboFan inlined are placed by its deoptimization data.  The truth is timed
+# on workerd's main thread, which runs the isolate; a code-log run first says
+# whether TurboFan inlined the function in workerd too.
+if ! WD=$(causal_workerd_bin); then
+	fail "workerd" "cannot install workerd (scripts/install-workerd.sh)"
+	exit 0
+fi
+wd_t0=$SECONDS
+read -r wtruth wlo whi wtu wtc < <(causal_truth "$NM" "$T/changed" acorn 3 6 workerd)
+echo "workerd truth: the cost is $wtruth% of the changed code's main-thread time" \
+	"(pairs $wlo-$whi%; a request $wtu ms unchanged, $wtc ms changed)"
+check "workerd truth: the cost is measurable (10-80% of the main thread's time)" \
+	awk -v t="${wtruth:-0}" 'BEGIN { exit !(t >= 10 && t <= 80) }'
+
+# wd_profile NAME V8FLAG...: the changed worker under sequential requests,
+# 5 s of record into $T/NAME/; sets wshare, whow, wtid (the thread with the
+# most JS samples) and wpid
+wd_profile() {
+	local name=$1 rc
+	shift
+	wshare=0 whow=absent wtid='' wpid=''
+	mkdir -p "$T/$name/log"
+	if ! causal_start_workerd "$T/changed" "$NM" "$@"; then
+		fail "workerd start ($name)" "workerd did not answer"
+		return 1
+	fi
+	causal_load 30
+	wpid=$CAUSAL_PID
+	"$ISOPROF" record -q --no-calibrate --state-dir "$T/state" --pid "$wpid" \
+		--duration-ms 5000 -o "$T/$name/cpu.pb.gz" >"$T/$name/record.out" 2>"$T/$name/record.err"
+	rc=$?
+	causal_stop
+	cat "$T/$name/record.err"
+	if [ $rc -eq 0 ] && no_sanitizer_report "$T/$name/record.err"; then
+		pass "workerd record ($name): exit 0"
+	else
+		fail "workerd record ($name)" "exit $rc"
+	fi
+	wtid=$(causal_js_thread "$T/$name/cpu.pb.gz")
+	causal_main_thread "$T/$name/main.pb.gz" "$wpid" "$T/$name/cpu.pb.gz" &&
+		read -r wshare whow < <(causal_share "$T/$name/main.pb.gz" "$FN")
+	return 0
+}
+
+chmod 0711 "$T"
+mkdir -p "$T/tmp"
+TMPDIR=$T/tmp "$ISOPROF" calibrate --state-dir "$T/state" "$WD" >"$T/wdcal.out" 2>&1 ||
+	cat "$T/wdcal.out"
+if wd_profile wdlog $CAUSAL_WD_FLAGS_LOG "--logfile=$T/wdlog/log/v8.log"; then
+	echo "$FN on workerd: truth $wtruth%, isoprof with a code log $wshare% ($whow)"
+	check "workerd, code log: $FN inlined by TurboFan (pprof marks it inline or partial: $whow)" \
+		test "$whow" = inline -o "$whow" = partial
+fi
+if wd_profile wdnoflag; then
+	placed=$(sed -n 's/.*inlined code: .* placed by //p' "$T/wdnoflag/record.err" | head -1)
+	echo "$FN on workerd: truth $wtruth%, isoprof with no flag $wshare% ($whow; placed by $placed)"
+	check "workerd, no flag: the JS samples are the main thread's, whose time the truth is (tid ${wtid:-none}, pid $wpid)" \
+		test "$wtid" = "$wpid"
+	check "workerd, no flag: inlined functions placed by the deoptimization data ($placed)" \
+		grep -q "inlined code: .*placed by.* deopt data [1-9]" "$T/wdnoflag/record.err"
+	check "workerd, no flag: $FN's share $wshare% >= 80% of the true $wtruth%" \
+		awk -v s="${wshare:-0}" -v t="${wtruth:-0}" 'BEGIN { exit !(t > 0 && s >= 0.8 * t) }'
+fi
+echo "workerd checks: $((SECONDS - wd_t0)) s"

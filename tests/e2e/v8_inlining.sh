@@ -142,11 +142,14 @@ workerd_capture() {
 	demo_stop
 }
 
-# no flag: V8 keeps no source positions for optimized code, and says which
-# functions it inlined but not where; the summary says so
+# no flag: V8 keeps no source positions for optimized code; its
+# deoptimization data places the pcs, and the summary says so
 if workerd_capture workerd-noflag ""; then
-	check "workerd, no flag: the summary says optimized code kept no source positions" \
-		grep -q "V8 kept no source positions" "$T/workerd-noflag.err"
+	check "workerd, no flag: the summary says the deoptimization data placed the inlined code" \
+		grep -q "placed by deopt data" "$T/workerd-noflag.err"
+	s=$(share_of leafChain "$T/workerd-noflag.top")
+	check "workerd, no flag: leafChain, inlined, has its own samples ($s%)" \
+		awk -v s="$s" 'BEGIN { exit !(s >= 20) }'
 	# which of the chain JIT inlines into which differs between processes
 	check "workerd, no flag: the chain's functions named" \
 		grep -qwE "leafChain|midChain|outerChain" "$T/workerd-noflag.top"

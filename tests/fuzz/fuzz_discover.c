@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /*
  * libFuzzer target: the /proc text parsers discovery uses (net/tcp rows and
- * inspector flags in a cmdline from inspector_addr, status NSpid and stat
- * from lib/procfs, code log names from v8log), and node's version in
+ * inspector flags in a cmdline from inspector_addr, status NSpid, stat and
+ * its start time from lib/procfs, code log names from v8log), and node's version in
  * .rodata bytes.
  */
 #include <stdint.h>
@@ -38,6 +38,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		__builtin_trap();
 	if (!procfs__parse_stat(text, comm, &state, &flags) && strlen(comm) > PROCFS_COMM_LEN)
 		__builtin_trap();
+	{
+		unsigned long long ticks;
+
+		/* a start time needs the comm's parentheses before it */
+		if (!procfs__parse_starttime(text, &ticks) && !strchr(text, ')'))
+			__builtin_trap();
+	}
 	if (!v8log__parse_filename(text, &isolate, &pid) && pid <= 0)
 		__builtin_trap();
 	for (int rt = DISCOVER_V8; rt <= DISCOVER_WORKERD; rt++) {

@@ -435,6 +435,95 @@ static void test_code_log(void **state)
 	isolate_registry__free(reg);
 }
 
+/*
+ * Without a code log, a version from the scripts' own files: shown,
+ * labelled and matched like a code log's; cleared when a later window
+ * says it no longer holds; kept by a log with no user script; and a code
+ * log with user scripts always wins.
+ */
+static void test_files_version(void **state)
+{
+	const char *names[] = { "alpha.js" }, *srcs[] = { ALPHA_SRC };
+	size_t lens[] = { strlen(ALPHA_SRC) };
+	struct isolate_registry *reg = isolate_registry__new();
+	char hex[SHA256_HEX_LEN], upper[SHA256_HEX_LEN], path[256], labels[256], err[128];
+	const struct isolate_info *info, *out[2];
+
+	(void)state;
+	assert_non_null(reg);
+	assert_int_equal(isolate__version_id(names, srcs, lens, 1, hex), 0);
+	assert_int_equal(isolate_registry__note_script(reg, 7, 0x1000, "alpha.js"), 0);
+	info = isolate_registry__find(reg, 7, 0x1000);
+	assert_non_null(info);
+	assert_int_equal(info->version_from, ISOLATE_VERSION_FROM_NONE);
+	assert_null(isolate_version_from__str(info->version_from));
+	assert_null(info->version_why);
+
+	/* none, and why */
+	assert_int_equal(isolate_registry__set_files_version(reg, 7, 0x1000, NULL, "no file"), 0);
+	assert_string_equal(info->version, ISOLATE_VERSION_UNKNOWN);
+	assert_string_equal(info->version_why, "no file");
+	assert_int_equal(isolate_registry__match(reg, "alpha.js", "unknown", NULL, NULL, out, 2),
+			 1);
+
+	/* an id, in lowercase as code logs' are */
+	for (size_t i = 0; i < SHA256_HEX_LEN; i++)
+		upper[i] = (char)toupper((unsigned char)hex[i]);
+	assert_int_equal(isolate_registry__set_files_version(reg, 7, 0x1000, upper, "ignored"), 0);
+	assert_string_equal(info->version_full, hex);
+	assert_memory_equal(info->version, hex, ISOLATE_VERSION_LEN);
+	assert_int_equal(info->version_from, ISOLATE_VERSION_FROM_FILES);
+	assert_string_equal(isolate_version_from__str(info->version_from), "files");
+	assert_null(info->version_why);
+	assert_int_equal(isolate_registry__match(reg, "alpha", "unknown", NULL, NULL, out, 2), 0);
+	upper[8] = '\0';
+	assert_int_equal(isolate_registry__match(reg, "alpha", upper, NULL, NULL, out, 2), 1);
+	snprintf(labels, sizeof(labels), "%s/labels", tmpdir);
+	{
+		char line[128];
+
+		snprintf(line, sizeof(line), "alpha.js %.12s deploy-7\n", hex);
+		write_str(labels, "w", line);
+	}
+	assert_int_equal(isolate_registry__load_labels(reg, labels, err, sizeof(err)), 1);
+	assert_string_equal(info->label, "deploy-7");
+
+	/* malformed ids are refused, the id kept */
+	assert_int_equal(isolate_registry__set_files_version(reg, 7, 0x1000, "abc", NULL), -EINVAL);
+	upper[8] = 'x';
+	assert_int_equal(isolate_registry__set_files_version(reg, 7, 0x1000, upper, NULL), -EINVAL);
+	assert_int_equal(isolate_registry__set_files_version(reg, 7, 0, hex, NULL), -EINVAL);
+	assert_string_equal(info->version_full, hex);
+
+	/* a later window: no longer one file */
+	assert_int_equal(isolate_registry__set_files_version(reg, 7, 0x1000, NULL, "two scripts"),
+			 0);
+	assert_string_equal(info->version, ISOLATE_VERSION_UNKNOWN);
+	assert_int_equal(info->version_from, ISOLATE_VERSION_FROM_NONE);
+	assert_null(info->label);
+	assert_int_equal(isolate_registry__set_files_version(reg, 7, 0x1000, hex, NULL), 0);
+
+	/* node's --perf-basic-prof writes a log with no user script: the id stays */
+	add_fixture(reg, 0x1000, 7, "v8-version,11,3,244,8,0\nscript-source,4,node:fs,x\n", path,
+		    sizeof(path));
+	assert_true(info->has_code_log);
+	assert_int_equal(info->version_from, ISOLATE_VERSION_FROM_FILES);
+	assert_string_equal(info->version_full, hex);
+
+	/* the log grows a user script: its id, and files can no longer change it */
+	write_str(path, "a", "script-source,8,alpha.js," ALPHA_SRC_LOG "\nscript-source,9,b.js,1\n");
+	assert_true(isolate_registry__refresh(reg) == 0);
+	assert_int_equal(info->version_from, ISOLATE_VERSION_FROM_CODE_LOG);
+	assert_string_equal(isolate_version_from__str(info->version_from), "code_log");
+	assert_string_not_equal(info->version_full, hex);
+	assert_int_equal(isolate_registry__set_files_version(reg, 7, 0x1000, hex, NULL), 0);
+	assert_int_equal(isolate_registry__set_files_version(reg, 7, 0x1000, NULL, "x"), 0);
+	assert_int_equal(info->version_from, ISOLATE_VERSION_FROM_CODE_LOG);
+	assert_string_not_equal(info->version_full, hex);
+	assert_null(info->version_why);
+	isolate_registry__free(reg);
+}
+
 /* The entry script (first logged) names the isolate, not the first in order. */
 static void test_entry_script_name(void **state)
 {
@@ -1153,6 +1242,7 @@ int main(void)
 		cmocka_unit_test(test_version_duplicates),
 		cmocka_unit_test(test_code_log),
 		cmocka_unit_test(test_entry_script_name),
+		cmocka_unit_test(test_files_version),
 		cmocka_unit_test(test_no_user_scripts_and_service),
 		cmocka_unit_test(test_incremental),
 		cmocka_unit_test(test_placeholder),

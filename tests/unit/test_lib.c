@@ -23,6 +23,7 @@
 #include "lib/index_table.h"
 #include "lib/json.h"
 #include "lib/procfs.h"
+#include "lib/utf8.h"
 
 static void test_hash(void **state)
 {
@@ -140,6 +141,34 @@ static void test_procfs_parsers(void **state)
 	assert_int_equal(procfs__parse_stat("1 (abcdefghijklmnopqrstuvwxyz) R", comm, NULL, NULL), 0);
 	assert_int_equal(strlen(comm), PROCFS_COMM_LEN);
 
+	/* starttime is field 22, counted after the comm whatever it holds */
+	{
+		unsigned long long ticks = 0;
+		uint64_t start, tick, now;
+		struct timespec ts;
+
+		assert_int_equal(procfs__parse_starttime("7 (a) b) c) S 1 7 7 0 -1 4194560 0 0 0 0 "
+							 "1 2 0 0 20 0 1 0 123456 9 10", &ticks), 0);
+		assert_int_equal(ticks, 123456);
+		assert_int_equal(procfs__parse_starttime("7 (a) S 1 7 7 0 -1 1 0 0", &ticks), -EINVAL);
+		assert_int_equal(procfs__parse_starttime("7 (a) S 1 7 7 0 -1 1 0 0 0 0 1 2 0 0 20 "
+							 "0 1 0 x 9", &ticks), -EINVAL);
+		assert_int_equal(procfs__parse_starttime("no parens", &ticks), -EINVAL);
+		/* this process started before now, and not before the boot */
+		assert_int_equal(procfs__start_realtime(getpid(), &start, &tick), 0);
+		assert_true(tick > 0);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+		assert_true(start <= now + tick && start > now - 3600ull * 1000000000ull);
+		assert_int_equal(procfs__start_realtime(999999999, &start, &tick), -ESRCH);
+		/* a file changed before it, or within the margin, is not after it */
+		ts.tv_sec = (time_t)(start / 1000000000ull);
+		ts.tv_nsec = (long)(start % 1000000000ull);
+		assert_false(procfs__after_start(&ts, start, tick));
+		ts.tv_sec += 1;
+		assert_true(procfs__after_start(&ts, start, tick));
+	}
+
 	assert_true(procfs__alive(getpid()));
 	assert_false(procfs__alive(999999999));
 	assert_int_equal(procfs__comm(getpid(), comm, sizeof(comm)), 0);
@@ -151,6 +180,20 @@ static void test_procfs_parsers(void **state)
 	assert_true(v >= 301);
 	assert_int_equal(procfs__sysctl_int("/proc/self/comm", &v), -EINVAL);
 	assert_int_equal(procfs__sysctl_int("/proc/sys/kernel/no_such_sysctl", &v), -ENOENT);
+}
+
+/* What V8 would take byte for byte: well-formed UTF-8 only. */
+static void test_utf8_valid(void **state)
+{
+	(void)state;
+	assert_true(utf8__valid("", 0));
+	assert_true(utf8__valid("plain\0with a NUL", 16));
+	assert_true(utf8__valid("\xef\xbb\xbf\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80", 12));
+	assert_false(utf8__valid("bad \xff\xfe", 6));
+	assert_false(utf8__valid("\xc0\xaf", 2));	/* overlong '/' */
+	assert_false(utf8__valid("\xed\xa0\x80", 3));	/* a surrogate */
+	assert_false(utf8__valid("\xf4\x90\x80\x80", 4));	/* past U+10FFFF */
+	assert_false(utf8__valid("cut \xe4\xb8", 6));
 }
 
 static void test_fileio(void **state)
@@ -283,6 +326,7 @@ int main(void)
 		cmocka_unit_test(test_array),
 		cmocka_unit_test(test_index_table),
 		cmocka_unit_test(test_procfs_parsers),
+		cmocka_unit_test(test_utf8_valid),
 		cmocka_unit_test(test_fileio),
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_json),

@@ -292,10 +292,108 @@ static void test_match_by_content(void **state)
 	service_map__free(m);
 }
 
+/* An isolate of a service, with no code log: the id its modules' files give. */
+static void test_files_version(void **state)
+{
+	static const char cfg[] =
+		"using Workerd = import \"/workerd/workerd.capnp\";\n"
+		"const config :Workerd.Config = (services = [\n"
+		"  (name = \"alpha\", worker = (modules = [(name = \"index.js\", esModule = embed \"alpha/index.js\"),\n"
+		"     (name = \"lib/util.js\", esModule = embed \"util.js\"), (name = \"d.json\", json = embed \"d.json\")])),\n"
+		"  (name = \"inline\", worker = (modules = [(name = \"inl.js\", esModule = \"export default 1;\\n\")])),\n"
+		"  (name = \"sw\", worker = (serviceWorkerScript = embed \"sw.js\")),\n"
+		"  (name = \"bad\", worker = (modules = [(name = \"b.js\", esModule = embed \"bad.js\")])),\n"
+		"  (name = \"late\", worker = (modules = [(name = \"l.js\", esModule = embed \"late.js\")])),\n"
+		"  (name = \"gone\", worker = (modules = [(name = \"g.js\", esModule = embed \"gone.js\")])),\n"
+		"  (name = \"data\", worker = (modules = [(name = \"only.json\", json = embed \"d.json\")])),\n"
+		"]);\n";
+	static const char util[] = "export const k = 7;\r\n";
+	static const char sw[] = "\xef\xbb\xbf" "addEventListener('fetch', () => {});\n";
+	struct {
+		uint64_t isolate;
+		const char *service;
+	} iso[] = {
+		{ 0x1000, "alpha" }, { 0x2000, "inline" }, { 0x3000, "sw" }, { 0x4000, "bad" },
+		{ 0x5000, "late" }, { 0x6000, "gone" }, { 0x7000, "data" }, { 0x8000, NULL },
+	};
+	const char *names[2], *srcs[2];
+	size_t lens[2];
+	char alpha_hex[SHA256_HEX_LEN], inline_hex[SHA256_HEX_LEN], sw_hex[SHA256_HEX_LEN];
+	struct discover_proc p = { 0 };
+	struct isolate_registry *reg;
+	struct service_map *m;
+	const struct isolate_info *info;
+
+	(void)state;
+	put("config.capnp", cfg);
+	put("alpha/index.js", src_alpha);
+	put("util.js", util);
+	put("d.json", "{}");
+	put("sw.js", sw);
+	put("bad.js", "export default '\xc0\xaf';\n");
+	put("late.js", "export default 1;\n");
+	names[0] = "index.js", srcs[0] = src_alpha, lens[0] = strlen(src_alpha);
+	names[1] = "lib/util.js", srcs[1] = util, lens[1] = strlen(util);
+	assert_int_equal(isolate__version_id(names, srcs, lens, 2, alpha_hex), 0);
+	names[0] = "inl.js", srcs[0] = src_inline, lens[0] = strlen(src_inline);
+	assert_int_equal(isolate__version_id(names, srcs, lens, 1, inline_hex), 0);
+	names[0] = "sw", srcs[0] = sw, lens[0] = strlen(sw);
+	assert_int_equal(isolate__version_id(names, srcs, lens, 1, sw_hex), 0);
+	child = start_workerd();
+	p.pid = child;
+	p.runtime = DISCOVER_WORKERD;
+	p.uid = getuid();
+	p.uid_known = true;
+	m = service_map__new();
+	reg = isolate_registry__new();
+	assert_non_null(m);
+	assert_non_null(reg);
+	assert_int_equal(service_map__add_process(m, &p), 0);
+	assert_null(service_map__why_unknown(m, child));
+	/* late.js is rewritten after workerd read it */
+	usleep(100000);
+	put("late.js", "export default 2;\n");
+	for (size_t i = 0; i < sizeof(iso) / sizeof(iso[0]); i++) {
+		assert_int_equal(isolate_registry__note_script(reg, child, iso[i].isolate, "x.js"), 0);
+		assert_int_equal(isolate_registry__set_service_name(reg, child, iso[i].isolate,
+								    iso[i].service), 0);
+	}
+	assert_int_equal(service_map__version_isolates(m, reg), 3);
+
+	info = isolate_registry__find(reg, child, 0x1000);
+	assert_int_equal(info->version_from, ISOLATE_VERSION_FROM_FILES);
+	assert_string_equal(info->version_full, alpha_hex);
+	assert_string_equal(isolate_registry__find(reg, child, 0x2000)->version_full, inline_hex);
+	assert_string_equal(isolate_registry__find(reg, child, 0x3000)->version_full, sw_hex);
+	info = isolate_registry__find(reg, child, 0x4000);
+	assert_string_equal(info->version, ISOLATE_VERSION_UNKNOWN);
+	assert_non_null(strstr(info->version_why, "not UTF-8"));
+	info = isolate_registry__find(reg, child, 0x5000);
+	assert_non_null(strstr(info->version_why, "changed since workerd started"));
+	info = isolate_registry__find(reg, child, 0x6000);
+	assert_non_null(strstr(info->version_why, "module g.js (gone.js)"));
+	info = isolate_registry__find(reg, child, 0x7000);
+	assert_non_null(strstr(info->version_why, "no JavaScript module"));
+	info = isolate_registry__find(reg, child, 0x8000);
+	assert_non_null(strstr(info->version_why, "no workerd service"));
+	{
+		const char *const *notes;
+		size_t nn = service_map__notes(m, child, &notes);
+		bool seen = false;
+
+		for (size_t i = 0; i < nn; i++)
+			seen |= strstr(notes[i], "service late: no version id without a code log") != NULL;
+		assert_true(seen);
+	}
+	isolate_registry__free(reg);
+	service_map__free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_match_by_content, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_files_version, setup, teardown),
 	};
 
 	if (getenv(CHILD_ENV)) {

@@ -505,6 +505,42 @@ static void test_inferred_name(void **state)
 	hp->l.string_cons_tag = 0;
 }
 
+/* A thin string (node's CommonJS script names) is the string it points to. */
+static void test_thin_script_name(void **state)
+{
+	struct heap *hp = heap_of(state);
+	const struct v8_layout *l = &hp->l;
+	uint64_t thin, script, sfi;
+	struct v8heap_function fn;
+	struct v8heap *h;
+
+	thin = obj_new(hp, l->string_chars + l->tagged_size);
+	put_ptr(hp, thin, 0, hp->thin);
+	put_ptr(hp, thin, l->string_chars, one_byte(hp, "/srv/app/main.js"));
+	script = script_new(hp, one_byte(hp, "function f() {}\n"), thin);
+	sfi = sfi_new(hp, scope_info_new(hp, 0, one_byte(hp, "f"), 0), script);
+
+	/* an encoding not learnt as V8's (no cons tag): not followed */
+	h = reader(hp);
+	assert_int_equal(v8heap__function(h, sfi, &fn), 0);
+	assert_null(fn.script);
+	v8heap__free(h);
+
+	hp->l.string_cons_tag = TYPE_CONS_ONE_BYTE & 0x7;
+	h = reader(hp);
+	assert_int_equal(v8heap__function(h, sfi, &fn), 0);
+	assert_string_equal(fn.name, "f");
+	assert_string_equal(fn.script, "/srv/app/main.js");
+	/* one that points at itself is no name, and no hang */
+	put_ptr(hp, thin, l->string_chars, thin);
+	sfi = sfi_new(hp, scope_info_new(hp, 0, one_byte(hp, "g"), 0),
+		      script_new(hp, one_byte(hp, "function g() {}\n"), thin));
+	assert_int_equal(v8heap__function(h, sfi, &fn), 0);
+	assert_null(fn.script);
+	v8heap__free(h);
+	hp->l.string_cons_tag = 0;
+}
+
 static void test_two_byte(void **state)
 {
 	/* g o U+1F600, a lone high surrogate before x, a lone low one, é, 中, a high one last */
@@ -773,6 +809,7 @@ int main(void)
 		BOTH(test_two_byte),	BOTH(test_script_position),
 		BOTH(test_not_sfi),	BOTH(test_refused_names),
 		BOTH(test_cache),	BOTH(test_inferred_name),
+		BOTH(test_thin_script_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

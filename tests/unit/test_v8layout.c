@@ -82,6 +82,21 @@ static void valid_layout(struct v8_layout *l)
 	l->deopt_sfi_wrapper = 4;
 	l->deopt_inlining_positions = 8;
 	l->spt_encoding = 2;
+	l->deopt_format = 1;
+	l->deopt_opcodes = 47;
+	l->deopt_translation = 0;
+	l->deopt_exit_start = 9;
+	l->deopt_eager_count = 10;
+	l->deopt_lazy_count = 11;
+	l->deopt_first_entry = 12;
+	l->deopt_entry_size = 3;
+	l->deopt_entry_translation = 1;
+	l->deopt_entry_pc = 2;
+	l->deopt_eager_exit_size = 4;
+	l->deopt_lazy_exit_size = 4;
+	l->maglev_safepoint_length = 4;
+	l->maglev_safepoint_config = 8;
+	l->maglev_safepoint_header = 16;
 }
 
 static size_t format_valid(char *buf, size_t len)
@@ -121,7 +136,7 @@ static void test_round_trip(void **state)
 	n = v8layout__format(&a, buf, sizeof(buf));
 	assert_int_equal(n, strlen(buf));
 	assert_true(!strncmp(buf,
-			     "isoprof-v8-layout 2\nbuild_id " ID_A "\nv8_version 15.8.62.5\n"
+			     "isoprof-v8-layout 3\nbuild_id " ID_A "\nv8_version 15.8.62.5\n"
 			     "compressed 1\ntagged_size 4\nfn_sfi 16\n",
 			     100));
 	assert_non_null(strstr(buf, "\nsfi_map 0x4d1\n"));
@@ -166,6 +181,9 @@ static void test_round_trip(void **state)
 	a.deopt_sfi_wrapper = 0;
 	a.deopt_inlining_positions = 7;
 	a.spt_encoding = 1;
+	/* node 20: no deoptimization data learnt, no Maglev */
+	memset(&a.deopt_format, 0, (size_t)((char *)(&a.maglev_safepoint_header + 1) -
+					    (char *)&a.deopt_format));
 	/* zero-filled, as parse leaves it, for the memcmp */
 	memset(a.v8_version, 0, sizeof(a.v8_version));
 	assert_int_equal(v8layout__check(&a, err, sizeof(err)), 0);
@@ -181,7 +199,7 @@ static void test_round_trip(void **state)
 static void test_lenient(void **state)
 {
 	static const char text[] = "\n\r\n"
-				   "isoprof-v8-layout 2\r\n"
+				   "isoprof-v8-layout 3\r\n"
 				   "# written by hand\n"
 				   "string_one_byte_bit 8\n"
 				   "v8_version v22.11.0 \t\n"
@@ -238,6 +256,21 @@ static void test_lenient(void **state)
 				   "deopt_sfi_wrapper 4\n"
 				   "deopt_inlining_positions 8\n"
 				   "spt_encoding 2\n"
+				   "deopt_format 1\n"
+				   "deopt_opcodes 47\n"
+				   "deopt_translation 0\n"
+				   "deopt_exit_start 9\n"
+				   "deopt_eager_count 10\n"
+				   "deopt_lazy_count 11\n"
+				   "deopt_first_entry 12\n"
+				   "deopt_entry_size 3\n"
+				   "deopt_entry_translation 1\n"
+				   "deopt_entry_pc 2\n"
+				   "deopt_eager_exit_size 4\n"
+				   "deopt_lazy_exit_size 0x4\n"
+				   "maglev_safepoint_length 4\n"
+				   "maglev_safepoint_config 8\n"
+				   "maglev_safepoint_header 16\n"
 				   "# the end";
 	struct v8_layout want, got;
 	char err[256];
@@ -303,30 +336,30 @@ static void test_parse_errors(void **state)
 	/* the header */
 	expect_error("", "line 1: empty", "empty");
 	expect_error("\n \r\n\t\n", "line 3: empty", "blank lines only");
-	expect_error("isoprof-v8-layout 3\nbuild_id 00\n",
-		     "line 1: \"isoprof-v8-layout 3\": a layout format of another", "newer format");
+	expect_error("isoprof-v8-layout 4\nbuild_id 00\n",
+		     "line 1: \"isoprof-v8-layout 4\": a layout format of another", "newer format");
 	expect_error("\n\nhello\n", "line 3: \"hello\": not an isoprof V8 layout", "not a layout");
 	expect_error("isoprof-v8-layout  2\n", "line 1:", "two blanks in the header");
-	expect_error("isoprof-v8-layout 2x\n", "line 1:", "header with more");
+	expect_error("isoprof-v8-layout 3x\n", "line 1:", "header with more");
 	expect_error("# comment\nisoprof-v8-layout 2\n", "line 1:", "comment before the header");
 	format_valid(buf, sizeof(buf));
 	buf[3] = '\0';
 	expect_error(buf, "not an isoprof V8 layout", "NUL in the header");
 
 	/* unknown, duplicate and missing keys, with the line they are on */
-	expect_error("isoprof-v8-layout 2\n\n# c\nbogus 1\n", "line 4: unknown key \"bogus\"",
+	expect_error("isoprof-v8-layout 3\n\n# c\nbogus 1\n", "line 4: unknown key \"bogus\"",
 		     "unknown key");
 	expect_line_error("fn_sfi", "fn_sfi 16\nfn_sfi 16",
 			  "line 7: fn_sfi: a second time (first on line 6)");
 	expect_line_error("fn_sfi", "FN_SFI 16", "unknown key \"FN_SFI\"");
 	expect_line_error("script_type", NULL, "without a script_type line");
 	expect_line_error("build_id", NULL, "without a build_id line");
-	expect_error("isoprof-v8-layout 2\n", "line 1: end of the file without a build_id line",
+	expect_error("isoprof-v8-layout 3\n", "line 1: end of the file without a build_id line",
 		     "header only");
 	format_valid(buf, sizeof(buf));
 	n = strlen(buf);
 	snprintf(buf + n, sizeof(buf) - n, "new_field_of_isoprof_2 4\n");
-	expect_error(buf, "line 56: unknown key \"new_field_of_isoprof_2\"", "a newer field");
+	expect_error(buf, "line 71: unknown key \"new_field_of_isoprof_2\"", "a newer field");
 
 	/* line shapes */
 	expect_line_error("fn_sfi", "fn_sfi", "fn_sfi: no value");
@@ -459,6 +492,28 @@ static void test_check(void **state)
 	OK(l.script_type = 0xffff);
 	/* map words are any u32 */
 	OK(l.sfi_map = 0xffffffff);
+	/* deoptimization data: all or nothing, a format that exists, entries that fit */
+	OK(memset(&l.deopt_format, 0, (size_t)((char *)(&l.maglev_safepoint_header + 1) -
+					       (char *)&l.deopt_format)));
+	WITH(l.deopt_format = 0, "deopt_format 0 (deoptimization data not learnt) with other");
+	WITH(l.deopt_opcodes = 12, "deopt_format 1, deopt_opcodes 12: no such translation format");
+	WITH(l.deopt_format = 9, "no such translation format");
+	WITH(l.deopt_first_entry = 11, "the entries after the rest");
+	WITH(l.deopt_exit_start = 40, "must be below 32");
+	WITH(l.deopt_entry_size = 1, "deopt_entry_size 1");
+	WITH(l.deopt_entry_pc = 1, "not an entry");
+	WITH(l.deopt_entry_translation = 3, "not an entry");
+	WITH(l.deopt_eager_exit_size = 0, "not 1 to 16 bytes");
+	WITH(l.deopt_lazy_exit_size = 17, "not 1 to 16 bytes");
+	WITH(l.maglev_safepoint_config = 4, "not a safepoint table header");
+	WITH(l.maglev_safepoint_header = 8, "not a safepoint table header");
+	WITH(l.code_kind_maglev = 0, "not a safepoint table header");
+	OK(l.maglev_safepoint_length = 0; l.maglev_safepoint_config = 0;
+	   l.maglev_safepoint_header = 0);
+	WITH(l.maglev_safepoint_header = 0, "maglev_safepoint_header 0 with other");
+	WITH(memset(&l.code_alignment, 0, (size_t)((char *)(&l.spt_encoding + 1) -
+						   (char *)&l.code_alignment)),
+	     "deopt_format 1 without code objects");
 #undef WITH
 #undef OK
 }
@@ -625,13 +680,17 @@ static void test_load_refused(void **state)
 	assert_memory_equal(&a, &b, sizeof(a));
 
 	/* not a layout: the line and why */
-	put_file(path, "isoprof-v8-layout 2\nfn_sfi 4\nfn_sfi 8\n", 38);
+	put_file(path, "isoprof-v8-layout 3\nfn_sfi 4\nfn_sfi 8\n", 38);
 	assert_int_equal(v8layout__load(sdir, ID_B, &b, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, ": line 3: fn_sfi: a second time"));
 	/* an earlier isoprof's format: stale, to be calibrated again */
 	put_file(path, "isoprof-v8-layout 1\nfn_sfi 4\n", 29);
 	assert_int_equal(v8layout__load(sdir, ID_B, &b, err, sizeof(err)), -ESTALE);
 	assert_non_null(strstr(err, "calibrate again"));
+	/* ... and the one before deoptimization data */
+	put_file(path, "isoprof-v8-layout 2\nfn_sfi 4\n", 29);
+	assert_int_equal(v8layout__load(sdir, ID_B, &b, err, sizeof(err)), -ESTALE);
+	assert_non_null(strstr(err, "without deoptimization data: calibrate again"));
 	put_file(path, "", 0);
 	assert_int_equal(v8layout__load(sdir, ID_B, &b, err, sizeof(err)), -EINVAL);
 	assert_int_equal(unlink(path), 0);

@@ -125,6 +125,8 @@ int attribution__build(struct attribution *a, const struct sample_store *store,
 			g->job_gc_samples += cls == CLASS_GC;
 		}
 		g->deopt_samples += v->deopt;
+		if (v->leaf_jit)
+			g->placed_samples[v->leaf_placed]++;
 		if (s->time_ns > g->last_sample_ns)
 			g->last_sample_ns = s->time_ns;
 		/* a stack belongs to one process; noting it once is enough */

@@ -37,6 +37,8 @@ struct isolate_group {
 	uint64_t samples;
 	uint64_t class_samples[NR_SAMPLE_CLASSES];
 	uint64_t deopt_samples;		/* with V8's deoptimizer on the stack */
+	/* JIT-leaf samples by who placed the leaf among inlined functions */
+	uint64_t placed_samples[NR_FRAME_PLACEMENTS];
 	/* taken on V8 platform threads running the isolate's jobs (gc_probes.h) */
 	uint64_t job_samples;
 	uint64_t job_gc_samples;	/* ... of them classed gc */

@@ -307,6 +307,7 @@ static int add_sample(struct writer *w, const struct sample_store *store,
 			w->stats->jit_leaf_by[v->leaf_jit_source]++;
 		if (v->leaf_inline_source)
 			w->stats->jit_leaf_inlined_by[v->leaf_inline_source]++;
+		w->stats->jit_leaf_placed_by[v->leaf_placed]++;
 	}
 	return pprof_builder__add_sample(w->b, loc_ids, n, values, 2, labels, nlabels);
 }

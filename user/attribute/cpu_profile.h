@@ -78,6 +78,8 @@ struct cpu_profile_stats {
 	uint64_t jit_leaf_by[SYM_SOURCE_HEAP + 1]; /* ... by each source (enum sym_source) */
 	/* samples whose JIT leaf is inside inlined functions, by who said so */
 	uint64_t jit_leaf_inlined_by[SYM_SOURCE_HEAP + 1];
+	/* samples whose JIT leaf is optimized code that inlined, by who placed the pc */
+	uint64_t jit_leaf_placed_by[NR_FRAME_PLACEMENTS];
 	uint64_t class_samples[NR_SAMPLE_CLASSES];
 	/* allocation samples: the estimated bytes and objects, JS heap then native */
 	double alloc_bytes[2], alloc_objects[2];

@@ -143,6 +143,32 @@ static const char *own_string(struct frame_table *ft, const char *s)
 
 #define MAX_INLINED 32
 
+const char *frame_placement__str(enum frame_placement p)
+{
+	static const char *const names[NR_FRAME_PLACEMENTS] = {
+		[FRAME_PLACED_NONE] = "",
+		[FRAME_PLACED_CODE_LOG] = "code log",
+		[FRAME_PLACED_POSITIONS] = "source positions",
+		[FRAME_PLACED_DEOPT] = "deopt data",
+		[FRAME_PLACED_CALLER_ONLY] = "caller only",
+	};
+
+	return (unsigned int)p < NR_FRAME_PLACEMENTS ? names[p] : "";
+}
+
+const char *frame_placement__key(enum frame_placement p)
+{
+	static const char *const keys[NR_FRAME_PLACEMENTS] = {
+		[FRAME_PLACED_NONE] = "not_inlined",
+		[FRAME_PLACED_CODE_LOG] = "code_log",
+		[FRAME_PLACED_POSITIONS] = "source_positions",
+		[FRAME_PLACED_DEOPT] = "deopt_data",
+		[FRAME_PLACED_CALLER_ONLY] = "caller_only",
+	};
+
+	return (unsigned int)p < NR_FRAME_PLACEMENTS ? keys[p] : "";
+}
+
 static int set_inlined(struct frame_table *ft, struct frame *f, const struct v8inline_frame *in,
 		       int n, enum sym_source source)
 {
@@ -187,11 +213,13 @@ static int set_inlined(struct frame_table *ft, struct frame *f, const struct v8i
  * the code was not read or is not optimized.
  */
 static int inlined_from_code(struct symbolizer *sym, struct frame *f,
-			     struct v8inline_frame *in, struct v8inline_frame *outer)
+			     struct v8inline_frame *in, struct v8inline_frame *outer,
+			     enum v8code_placement *placed)
 {
 	struct sym_inline code[MAX_INLINED];
 	const char *tier = NULL;
-	int n = symbolizer__v8_inline_stack(sym, f->pid, f->addr, code, MAX_INLINED, &tier);
+	int n = symbolizer__v8_inline_stack(sym, f->pid, f->addr, code, MAX_INLINED, &tier,
+					    placed);
 
 	if (n <= 0)
 		return -1;
@@ -237,6 +265,7 @@ static int add_inlined(struct frame_table *ft, struct symbolizer *sym,
 		       struct isolate_registry *reg, struct frame *f)
 {
 	struct v8inline_frame in[MAX_INLINED], outer = { 0 }, mem[MAX_INLINED], mem_outer = { 0 };
+	enum v8code_placement placed = V8CODE_INLINED_NOTHING;
 	int n = 0, nmem;
 
 	if (f->kernel || f->sym.kind != SYM_FRAME_JIT || f->sym.jit_kind != V8NAME_JS)
@@ -244,7 +273,7 @@ static int add_inlined(struct frame_table *ft, struct symbolizer *sym,
 	if (reg)
 		n = isolate_registry__inline_stack(reg, f->pid, f->addr - f->sym.symbol_offset,
 						   f->sym.symbol_offset, in, MAX_INLINED, &outer);
-	nmem = inlined_from_code(sym, f, mem, &mem_outer);
+	nmem = inlined_from_code(sym, f, mem, &mem_outer, &placed);
 	if (n > 0 && nmem >= 0) {
 		bool same = same_stack(in, n, mem, nmem);
 
@@ -260,8 +289,14 @@ static int add_inlined(struct frame_table *ft, struct symbolizer *sym,
 			outer.line = outer.column = 0;
 		}
 	}
+	if (nmem >= 0)
+		f->placed = placed == V8CODE_BY_POSITIONS ? FRAME_PLACED_POSITIONS
+			    : placed == V8CODE_BY_DEOPT	    ? FRAME_PLACED_DEOPT
+			    : placed == V8CODE_CALLER_ONLY  ? FRAME_PLACED_CALLER_ONLY
+							    : FRAME_PLACED_NONE;
 	if (n > 0) {
 		ft->inline_by_log++;
+		f->placed = FRAME_PLACED_CODE_LOG;
 		if (set_inlined(ft, f, in, n, SYM_SOURCE_CODE_LOG))
 			return -ENOMEM;
 	} else if (nmem > 0) {
@@ -449,6 +484,7 @@ static void summarize(struct frame_table *ft, struct stack_view *v, size_t nkern
 			v->leaf_jit_named = f->sym.kind == SYM_FRAME_JIT;
 			v->leaf_jit_source = f->sym.source;
 			v->leaf_inline_source = f->ninlined ? f->inline_source : SYM_SOURCE_NONE;
+			v->leaf_placed = f->placed;
 		}
 	}
 	if (gc)

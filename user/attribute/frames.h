@@ -60,6 +60,21 @@ struct frame_inline {
 	const char *system_name;
 };
 
+/* Who placed a JIT frame's pc among the functions its code inlined. */
+enum frame_placement {
+	FRAME_PLACED_NONE = 0,		/* not optimized code, or it inlined nothing */
+	FRAME_PLACED_CODE_LOG,		/* the code log's source positions */
+	FRAME_PLACED_POSITIONS,		/* the code object's source positions, from memory */
+	FRAME_PLACED_DEOPT,		/* its deoptimization data, from memory */
+	FRAME_PLACED_CALLER_ONLY,	/* it inlined functions, nothing said which: the caller */
+	NR_FRAME_PLACEMENTS,
+};
+
+/* "code log", "source positions", "deopt data", "caller only"; "" for NONE */
+const char *frame_placement__str(enum frame_placement p);
+/* The same as a JSON key: "code_log", ..., "not_inlined" for NONE */
+const char *frame_placement__key(enum frame_placement p);
+
 struct frame {
 	struct sym_frame sym;	/* strings owned by the symbolizer (or the table, when
 				 * sym.source is the code log); sym.source says who
@@ -71,6 +86,7 @@ struct frame {
 	uint32_t ninlined;
 	enum sym_source inline_source;	/* inlined frames from the code log, or the
 					 * code object in memory (SYM_SOURCE_HEAP) */
+	enum frame_placement placed;	/* JIT code: who placed its pc */
 	/*
 	 * JS: where the pc is in the function (optimized code with source
 	 * positions: the code log's or the code object's), 1-based; 0 when
@@ -100,6 +116,7 @@ struct stack_view {
 	bool leaf_jit_named;
 	enum sym_source leaf_jit_source; /* who named the JIT leaf */
 	enum sym_source leaf_inline_source; /* who gave its inlined frames; NONE: none */
+	enum frame_placement leaf_placed;   /* who placed the JIT leaf's pc */
 };
 
 struct frame_table;

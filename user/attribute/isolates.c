@@ -552,19 +552,38 @@ static int entry_set_scripts(struct isolate_registry *reg, struct iso_entry *e,
 	return 0;
 }
 
+static void entry_put_version(struct iso_entry *e, const char hex[SHA256_HEX_LEN],
+			      enum isolate_version_from from)
+{
+	memcpy(e->info.version_full, hex, SHA256_HEX_LEN);
+	memcpy(e->info.version, hex, ISOLATE_VERSION_LEN);
+	e->info.version[ISOLATE_VERSION_LEN] = '\0';
+	e->info.version_from = from;
+}
+
+static void entry_clear_version(struct iso_entry *e)
+{
+	e->info.version_full[0] = '\0';
+	strcpy(e->info.version, ISOLATE_VERSION_UNKNOWN);
+	e->info.version_from = ISOLATE_VERSION_FROM_NONE;
+}
+
 static void entry_set_version(struct iso_entry *e, const struct user_scripts *us)
 {
 	char hex[SHA256_HEX_LEN];
 
 	if (!us->nr_pairs) {
-		e->info.version_full[0] = '\0';
-		strcpy(e->info.version, ISOLATE_VERSION_UNKNOWN);
+		/*
+		 * A log with no user script (node's --perf-basic-prof writes one
+		 * with none) says nothing against what the files said.
+		 */
+		if (e->info.version_from != ISOLATE_VERSION_FROM_FILES)
+			entry_clear_version(e);
 		return;
 	}
 	vpairs_hash(us->pairs, us->nr_pairs, hex);
-	memcpy(e->info.version_full, hex, sizeof(hex));
-	memcpy(e->info.version, hex, ISOLATE_VERSION_LEN);
-	e->info.version[ISOLATE_VERSION_LEN] = '\0';
+	entry_put_version(e, hex, ISOLATE_VERSION_FROM_CODE_LOG);
+	e->info.version_why = NULL;
 }
 
 /*
@@ -992,6 +1011,51 @@ int isolate_registry__note_script(struct isolate_registry *reg, pid_t pid, uint6
 	e->info.scripts = e->scripts;
 	e->info.nr_scripts = nr;
 	entry_resolve_name(e);
+	return 0;
+}
+
+const char *isolate_version_from__str(enum isolate_version_from from)
+{
+	switch (from) {
+	case ISOLATE_VERSION_FROM_CODE_LOG:
+		return "code_log";
+	case ISOLATE_VERSION_FROM_FILES:
+		return "files";
+	default:
+		return NULL;
+	}
+}
+
+int isolate_registry__set_files_version(struct isolate_registry *reg, pid_t pid, uint64_t isolate,
+					const char *version_full, const char *why)
+{
+	struct iso_entry *e;
+	const char *w = NULL;
+
+	if (!reg || !isolate ||
+	    (version_full && (strlen(version_full) != SHA256_HEX_LEN - 1 ||
+			      !is_hex(version_full, SHA256_HEX_LEN - 1))))
+		return -EINVAL;
+	e = reg_get_or_create(reg, pid, isolate);
+	if (!e)
+		return -ENOMEM;
+	if (e->info.version_from == ISOLATE_VERSION_FROM_CODE_LOG)
+		return 0;
+	if (!version_full && why && !(w = intern(reg, why)))
+		return -ENOMEM;
+	if (version_full) {
+		char hex[SHA256_HEX_LEN];
+
+		/* lowercase, as the code log's are: labels and --version compare them */
+		for (size_t i = 0; i < SHA256_HEX_LEN - 1; i++)
+			hex[i] = (char)tolower((unsigned char)version_full[i]);
+		hex[SHA256_HEX_LEN - 1] = '\0';
+		entry_put_version(e, hex, ISOLATE_VERSION_FROM_FILES);
+	} else {
+		entry_clear_version(e);
+	}
+	e->info.version_why = w;
+	entry_resolve_label(reg, e);
 	return 0;
 }
 

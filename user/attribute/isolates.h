@@ -22,7 +22,14 @@
  * NUL; shown as its first 12 hex characters.  A pair logged twice (same
  * name, same source, two script ids) counts once; a name logged with two
  * different sources contributes both.  An isolate with no user script in
- * its log, or without a log, has version "unknown".
+ * its log has version "unknown".
+ *
+ * Without a code log the caller may give the isolate the id its scripts'
+ * own files hash to (isolate_registry__set_files_version(): workerd's
+ * embedded modules, user/attribute/services.h; node's main script,
+ * user/attribute/node_script.h), the same pairs hashed the same way, where
+ * that is known to be what the log would give; else it stays "unknown".
+ * A code log's id always wins over one from files.
  *
  * Labels (isolate_registry__load_labels()): the --version-labels file of
  * version_labels.h, lines "SCRIPT VERSION_ID LABEL".  SCRIPT is matched
@@ -57,6 +64,16 @@
 #define ISOLATE_VERSION_LATEST "latest"	/* --version latest */
 #define ISOLATE_MIN_PREFIX 4		/* hex characters for a --version prefix */
 
+/* Where an isolate's version id came from. */
+enum isolate_version_from {
+	ISOLATE_VERSION_FROM_NONE,	/* "unknown" */
+	ISOLATE_VERSION_FROM_CODE_LOG,	/* the sources V8 logged */
+	ISOLATE_VERSION_FROM_FILES,	/* the scripts' files, without a code log */
+};
+
+/* "code_log", "files"; NULL for none (JSON null). */
+const char *isolate_version_from__str(enum isolate_version_from from);
+
 struct isolate_info {
 	pid_t pid;
 	uint64_t isolate;	/* the isolate's address, as g_current_isolate_ holds it */
@@ -74,6 +91,12 @@ struct isolate_info {
 				 * frames: distinct names) */
 	char version[ISOLATE_VERSION_LEN + 1];	/* 12 hex, or "unknown" */
 	char version_full[SHA256_HEX_LEN];	/* 64 hex, or "" */
+	enum isolate_version_from version_from;
+	/*
+	 * Without a code log: why the scripts' files gave no version (NULL
+	 * when they did, or nobody tried).
+	 */
+	const char *version_why;
 	const char *label;	/* operator's version label, or NULL */
 	bool has_code_log;
 	const char *code_log_path;	/* NULL without a code log */
@@ -185,6 +208,17 @@ int isolate_registry__note_script(struct isolate_registry *reg, pid_t pid, uint6
  */
 int isolate_registry__set_service_name(struct isolate_registry *reg, pid_t pid, uint64_t isolate,
 				       const char *name);
+
+/*
+ * The version id its scripts' files give an isolate that has none from a
+ * code log (version_full: 64 hex), or, with version_full NULL, why they
+ * give none (the isolate's version is then unknown again: a later window
+ * may show the file version no longer holds).  Ignored (0) for an isolate
+ * whose version came from its code log.  Creates the isolate like lookup.
+ * 0, -EINVAL (isolate 0, version_full not 64 hex), -ENOMEM.
+ */
+int isolate_registry__set_files_version(struct isolate_registry *reg, pid_t pid, uint64_t isolate,
+					const char *version_full, const char *why);
 
 /* One user script of an isolate's code log, as content: for matching by content. */
 struct isolate_script {

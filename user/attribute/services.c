@@ -18,6 +18,7 @@
 #include "lib/index_table.h"
 #include "lib/sha256.h"
 #include "lib/procfs.h"
+#include "lib/utf8.h"
 #include "user/attribute/services.h"
 
 #define CMDLINE_MAX (64 * 1024)
@@ -50,6 +51,11 @@ struct svc_entry {
 	size_t nr_mods;
 	uint32_t names_hash;		/* over the names in that order */
 	bool dup_names;			/* a name twice: never matched */
+	/* the version id its files give (service_map__version_isolates()) */
+	bool version_tried;
+	unsigned int version_gen;
+	char version_full[SHA256_HEX_LEN];	/* "" when none */
+	char *version_why;		/* why none, or NULL */
 };
 
 /* A config file read (the config, its imports), as it was when read. */
@@ -60,6 +66,7 @@ struct svc_file {
 	ino_t ino;
 	off_t size;
 	struct timespec mtime;
+	struct timespec ctime;
 };
 
 /* An isolate matched before: (address, version id) -> entry index or -1. */
@@ -79,6 +86,8 @@ struct svc_proc {
 	char cwd[PATH_MAX];
 	char root[64];			/* /proc/PID/root */
 	uid_t uid;
+	int start_err;			/* 0: started at start_ns (to a tick), realtime */
+	uint64_t start_ns, tick_ns;
 	struct svc_file *files;
 	size_t nr_files, cap_files;
 	struct workerd_config *cfg;	/* NULL: unknown */
@@ -143,6 +152,8 @@ static void proc_free(struct svc_proc *sp)
 		return;
 	workerd_config__free(sp->cfg);
 	free(sp->why);
+	for (size_t i = 0; i < sp->nr_entries; i++)
+		free(sp->entries[i].version_why);
 	free(sp->entries);
 	free(sp->mods);
 	index_table__release(&sp->by_names);
@@ -280,6 +291,7 @@ static int proc_note_file(struct svc_proc *sp, const char *path, bool import_pat
 	f->ino = st->st_ino;
 	f->size = st->st_size;
 	f->mtime = st->st_mtim;
+	f->ctime = st->st_ctim;
 	sp->nr_files++;
 	return 0;
 }
@@ -764,6 +776,8 @@ int service_map__add_process(struct service_map *m, const struct discover_proc *
 	if (sp && proc_unchanged(sp, p)) {
 		sp->seen = m->gen;
 		m->stats.kept++;
+		/* the same files, perhaps another process under the pid */
+		sp->start_err = procfs__start_realtime(p->pid, &sp->start_ns, &sp->tick_ns);
 		return 0;
 	}
 	if (sp) {
@@ -778,6 +792,8 @@ int service_map__add_process(struct service_map *m, const struct discover_proc *
 		return -ENOMEM;
 	sp->pid = p->pid;
 	sp->seen = m->gen;
+	/* before the config is read: a file changed after this is not what it runs */
+	sp->start_err = procfs__start_realtime(p->pid, &sp->start_ns, &sp->tick_ns);
 	err = load(m, sp, p);
 	if (err == -ENOMEM && !sp->why) {
 		proc_free(sp);
@@ -1181,6 +1197,203 @@ int service_map__read_file(struct service_map *m, pid_t pid, const char *path, c
 	err = read_fd_charged(m, fd, (uint64_t)info.st.st_size, data, len, why, whylen);
 	close(fd);
 	return err;
+}
+
+/* ---- version ids from the embedded files ---------------------------------- */
+
+/* Best effort: a reason lost to ENOMEM is only a shorter note. */
+static void entry_set_version_why(struct svc_entry *e, const char *fmt, ...)
+{
+	char buf[PATH_MAX + 256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	free(e->version_why);
+	e->version_why = strdup(buf);
+}
+
+/*
+ * One module's text as V8 compiles it, into *text (malloc'd, the caller's;
+ * NULL for a module in the config's own text, whose bytes are mod->source).
+ * 0, or -errno with why.
+ */
+static int module_files_text(struct service_map *m, const struct svc_proc *sp,
+			     const struct workerd_module *mod, char **text, size_t *len,
+			     char *why, size_t whylen)
+{
+	struct safe_open_info info;
+	char abs[PATH_MAX];
+	int fd, err;
+
+	*text = NULL;
+	if (!mod->embed) {
+		*len = mod->len;
+		return 0;
+	}
+	fd = open_named_at(sp, mod->embed, mod->embed_import_path, &info, abs, why, whylen);
+	if (fd < 0)
+		return fd;
+	if (procfs__after_start(&info.st.st_ctim, sp->start_ns, sp->tick_ns)) {
+		close(fd);
+		snprintf(why, whylen, "changed since workerd started (it runs what it read then)");
+		return -ESTALE;
+	}
+	err = read_fd_charged(m, fd, (uint64_t)info.st.st_size, text, len, why, whylen);
+	close(fd);
+	return err;
+}
+
+/*
+ * The version id of entry e from its modules' files: the pairs (module
+ * name, file bytes) that its code log would give, hashed as
+ * isolate__version_id() does.  workerd compiles every JavaScript module of
+ * a worker when it starts it, imported or not, and V8 logs each under its
+ * name in the config (a service worker script under the service's name)
+ * with the file's bytes as its source, BOM and CRLF kept (workerd
+ * 2026-11-17, docs/attribution.md).  Bytes that are not UTF-8 reach V8
+ * as U+FFFD: such a file gives no id.  Once per generation.
+ */
+static int entry_files_version(struct service_map *m, struct svc_proc *sp, struct svc_entry *e)
+{
+	const char **names = NULL, **srcs = NULL;
+	char **texts = NULL, why[PATH_MAX + 160];
+	size_t *lens = NULL, n = e->nr_mods;
+	int err = 0;
+
+	if (e->version_tried && e->version_gen == m->gen)
+		return 0;
+	e->version_tried = true;
+	e->version_gen = m->gen;
+	e->version_full[0] = '\0';
+	free(e->version_why);
+	e->version_why = NULL;
+	if (sp->start_err) {
+		entry_set_version_why(e, "when workerd started is unknown (%s): its files "
+				      "may not be what it runs", strerror(-sp->start_err));
+		return 0;
+	}
+	for (size_t i = 0; i < sp->nr_files; i++) {
+		if (procfs__after_start(&sp->files[i].ctime, sp->start_ns, sp->tick_ns)) {
+			entry_set_version_why(e, "config file %s changed since workerd started",
+					      sp->files[i].path);
+			return 0;
+		}
+	}
+	if (e->dup_names) {
+		entry_set_version_why(e, "two modules of one name");
+		return 0;
+	}
+	names = calloc(n, sizeof(*names));
+	srcs = calloc(n, sizeof(*srcs));
+	texts = calloc(n, sizeof(*texts));
+	lens = calloc(n, sizeof(*lens));
+	if (!names || !srcs || !texts || !lens) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct workerd_module *mod = e->mods[i].mod;
+		int rc = module_files_text(m, sp, mod, &texts[i], &lens[i], why, sizeof(why));
+
+		if (rc == -ENOMEM) {
+			err = rc;
+			goto out;
+		}
+		if (rc) {
+			entry_set_version_why(e, "module %s (%s): %s", mod->name,
+					      mod->embed ? mod->embed : "in the config", why);
+			goto out;
+		}
+		names[i] = mod->name;
+		srcs[i] = texts[i] ? texts[i] : mod->source;
+		if (!utf8__valid(srcs[i], lens[i])) {
+			entry_set_version_why(e, "module %s: not UTF-8 (V8 compiles U+FFFD in "
+					      "its place)", mod->name);
+			goto out;
+		}
+	}
+	err = isolate__version_id(names, srcs, lens, n, e->version_full);
+	if (err)
+		e->version_full[0] = '\0';
+out:
+	for (size_t i = 0; texts && i < n; i++)
+		free(texts[i]);
+	free(names);
+	free(srcs);
+	free(texts);
+	free(lens);
+	/* ENOMEM decides nothing: tried again next time */
+	if (err)
+		e->version_tried = false;
+	return err;
+}
+
+static struct svc_entry *entry_of(const struct svc_proc *sp, const char *service)
+{
+	for (size_t i = 0; i < sp->nr_entries; i++)
+		if (!strcmp(sp->entries[i].svc->name, service))
+			return &sp->entries[i];
+	return NULL;
+}
+
+/* An isolate to give a version: found while walking the list, set after it. */
+struct version_hit {
+	pid_t pid;
+	uint64_t isolate;
+	const char *version_full;	/* NULL: none, why says why */
+	const char *why;
+};
+
+int service_map__version_isolates(struct service_map *m, struct isolate_registry *reg)
+{
+	const struct isolate_info *const *all;
+	struct version_hit *hits;
+	size_t nr, nhits = 0;
+	int err = 0, given = 0;
+
+	all = isolate_registry__list(reg, &nr);
+	if (!all)
+		return -ENOMEM;
+	hits = calloc(nr ? nr : 1, sizeof(*hits));
+	if (!hits)
+		return -ENOMEM;
+	for (size_t i = 0; !err && i < nr; i++) {
+		const struct isolate_info *info = all[i];
+		struct svc_proc *sp = find_proc_at(m, info->pid, NULL);
+		struct version_hit *h = &hits[nhits];
+		struct svc_entry *e;
+
+		if (!sp || !sp->cfg || info->version_from == ISOLATE_VERSION_FROM_CODE_LOG)
+			continue;
+		*h = (struct version_hit){ info->pid, info->isolate, NULL, NULL };
+		nhits++;
+		if (!info->service_name) {
+			h->why = "no workerd service has all the modules its JS frames name";
+			continue;
+		}
+		e = entry_of(sp, info->service_name);
+		if (!e) {
+			h->why = "its service has no JavaScript module";
+			continue;
+		}
+		err = entry_files_version(m, sp, e);
+		if (e->version_full[0])
+			h->version_full = e->version_full;
+		else
+			h->why = e->version_why ? e->version_why : "its modules could not be read";
+		if (e->version_why)
+			proc_note(sp, "service %s: no version id without a code log: %s",
+				  e->svc->name, e->version_why);
+	}
+	for (size_t i = 0; !err && i < nhits; i++) {
+		err = isolate_registry__set_files_version(reg, hits[i].pid, hits[i].isolate,
+							  hits[i].version_full, hits[i].why);
+		given += hits[i].version_full != NULL;
+	}
+	free(hits);
+	return err ? err : given;
 }
 
 static bool ns_matches(const struct workerd_service *s, const struct workerd_do_namespace *ns,

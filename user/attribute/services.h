@@ -144,6 +144,23 @@ int service_map__name_isolates(struct service_map *m, struct isolate_registry *r
  */
 int service_map__name_isolates_by_module(struct service_map *m, struct isolate_registry *reg);
 
+/*
+ * Version ids without a code log: every isolate of a workerd in the map
+ * whose version did not come from a code log and that is named after a
+ * service (service_map__name_isolates_by_module()) gets the id that
+ * service's JavaScript user modules give, as pairs (module name, the
+ * file's bytes) hashed as its code log's sources would be
+ * (isolate__version_id(); a service worker script under the service's
+ * name): what V8 logs for them (docs/attribution.md, "Versions without a
+ * code log").  The files are read as the config's own are, at most once
+ * per listing per service.  No id, and the reason in the isolate's
+ * version_why and the process's notes, when a module cannot be read, is
+ * not UTF-8, or it or a config file changed since the process started
+ * (its ctime), or when the isolate has no service.  Returns how many
+ * isolates got an id, or -ENOMEM.
+ */
+int service_map__version_isolates(struct service_map *m, struct isolate_registry *reg);
+
 /* The service whose name the isolate has (service_map__name_isolates()), or NULL. */
 const struct workerd_service *service_map__service_of(const struct service_map *m,
 						      const struct isolate_info *info);

@@ -81,7 +81,10 @@ struct sampler *sampler__new(const struct sampler_opts *opts, sampler_sample_fn 
 	size_t ring_bytes = opts->ringbuf_bytes
 				    ? opts->ringbuf_bytes
 				    : sampler__ringbuf_bytes(opts->frequency_hz,
-							     possible > 0 ? (unsigned int)possible : 1);
+							     possible > 0 ? (unsigned int)possible : 1) *
+					      (opts->ringbuf_scale > 1 && opts->ringbuf_scale <= 16 &&
+							       !(opts->ringbuf_scale & (opts->ringbuf_scale - 1))
+						       ? opts->ringbuf_scale : 1);
 	unsigned int max_targets = opts->max_targets ? opts->max_targets : DEFAULT_MAX_TARGETS;
 	struct sampler *s;
 	int err;

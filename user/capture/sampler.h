@@ -32,6 +32,7 @@ typedef int (*sampler_sample_fn)(void *ctx, const struct isoprof_sample *sample)
 struct sampler_opts {
 	unsigned int frequency_hz;	/* samples per second per CPU */
 	size_t ringbuf_bytes;		/* power of two, >= page size; 0: sampler__ringbuf_bytes() */
+	unsigned int ringbuf_scale;	/* with ringbuf_bytes 0: that many times it (a power of two to 16; 0: once) */
 	unsigned int max_targets;	/* 0: default */
 	bool run_time_stats;		/* turn on kernel BPF run-time stats while loaded */
 	bool thread_tags;		/* charge tagged platform threads (gc_probes.h) */

@@ -110,6 +110,24 @@ static int print_json(const struct calibrate_env *env, const struct calibration_
 	err = err ?: json__put(o, "code_objects_agreed", json_object_new_int64((int64_t)r->code.agree));
 	if (!r->layout.code_alignment)
 		err = err ?: json__put(o, "code_objects_why", json_object_new_string(r->code.why));
+	err = err ?: json__put(o, "deopt_learnt", json_object_new_boolean(r->layout.deopt_format != 0));
+	err = err ?: json__put(o, "deopt_objects", json_object_new_int64((int64_t)r->deopt.objects));
+	err = err ?: json__put(o, "deopt_entries", json_object_new_int64((int64_t)r->deopt.entries));
+	err = err ?: json__put(o, "deopt_calls_checked",
+			       json_object_new_int64((int64_t)r->deopt.lazy_checked));
+	err = err ?: json__put(o, "deopt_calls_agreed",
+			       json_object_new_int64((int64_t)r->deopt.lazy_agree));
+	err = err ?: json__put(o, "deopt_turbofan_calls_checked",
+			       json_object_new_int64((int64_t)r->deopt.turbofan_checked));
+	err = err ?: json__put(o, "deopt_turbofan_calls_agreed",
+			       json_object_new_int64((int64_t)r->deopt.turbofan_agree));
+	err = err ?: json__put(o, "deopt_pcs_checked",
+			       json_object_new_int64((int64_t)r->deopt.pcs_checked));
+	err = err ?: json__put(o, "deopt_pcs_agreed", json_object_new_int64((int64_t)r->deopt.pcs_agree));
+	err = err ?: json__put(o, "deopt_maglev", json_object_new_boolean(
+						  r->layout.maglev_safepoint_header != 0));
+	if (!r->layout.deopt_format)
+		err = err ?: json__put(o, "deopt_why", json_object_new_string(r->deopt.why));
 	err = err ?: json__write(stdout, o, false);
 	json_object_put(o);
 	return err;
@@ -179,5 +197,17 @@ int cmd_calibrate(int argc, char **argv)
 		       r.code.agree, r.code.checked, r.code.positions);
 	else
 		printf("  inlined functions not read from code objects: %s\n", r.code.why);
+	if (r.layout.deopt_format)
+		printf("  code without source positions placed by its deoptimization data: %zu "
+		       "code objects, %zu entries; calls: %zu of %zu translations are the positions' "
+		       "inline stack; pcs: %zu of %zu placed as the positions place them (%.1f%%)%s%s\n",
+		       r.deopt.objects, r.deopt.entries, r.deopt.lazy_agree, r.deopt.lazy_checked,
+		       r.deopt.pcs_agree, r.deopt.pcs_checked,
+		       r.deopt.pcs_checked ? 100.0 * r.deopt.pcs_agree / r.deopt.pcs_checked : 0.0,
+		       r.deopt.maglev_why ? "; Maglev code not placed: " : "",
+		       r.deopt.maglev_why ? r.deopt.maglev_why : "");
+	else
+		printf("  code without source positions not placed by deoptimization data: %s\n",
+		       r.deopt.why);
 	return 0;
 }

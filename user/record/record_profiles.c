@@ -22,6 +22,7 @@
 #include "proto/pprof_builder.h"
 #include "proto/pprof_reader.h"
 #include "symbolize/v8log.h"
+#include "user/attribute/node_script.h"
 #include "user/capture/caps.h"
 #include "user/record/record.h"
 
@@ -531,6 +532,12 @@ static int attribute_samples(struct capture *c)
 	if (err == -ENOMEM)
 		return err;
 	c->services_by_module = err > 0 ? (size_t)err : 0;
+	/* no code log: version ids from the scripts' own files, where they are known */
+	err = service_map__version_isolates(c->services, c->isolates);
+	for (int i = 0; err != -ENOMEM && i < c->ntargets; i++)
+		err = node_script__version_isolates(c->isolates, c->targets[i].v8, &c->read_budget);
+	if (err == -ENOMEM)
+		return err;
 	/* after naming isolates, which reads the generated script names */
 	err = map_sources(c);
 	if (err)
@@ -556,6 +563,8 @@ static void accumulate(struct cpu_profile_stats *sum, const struct cpu_profile_s
 		sum->jit_leaf_by[k] += one->jit_leaf_by[k];
 		sum->jit_leaf_inlined_by[k] += one->jit_leaf_inlined_by[k];
 	}
+	for (int k = 0; k < NR_FRAME_PLACEMENTS; k++)
+		sum->jit_leaf_placed_by[k] += one->jit_leaf_placed_by[k];
 	for (int i = 0; i < NR_SAMPLE_CLASSES; i++)
 		sum->class_samples[i] += one->class_samples[i];
 	for (size_t i = 0; i < one->nr_no_perfmap_pids; i++) {
@@ -1080,6 +1089,20 @@ static size_t profile_comments(const struct capture *c, const struct isoprof_cou
 			comments[n++] = record__asprintf(
 				"service: %s (isolate %s): workerd service, main module %s",
 				svc->name, g->isolate_str, svc->modules[0].name);
+	}
+	for (size_t i = 0; i < c->attr.ngroups && n < MAX_COMMENTS - 4; i++) {
+		const struct isolate_info *info = c->attr.groups[i].info;
+
+		if (!c->selected[i] || !info)
+			continue;
+		if (info->version_from == ISOLATE_VERSION_FROM_FILES)
+			comments[n++] = record__asprintf(
+				"version: %s (isolate %s): from its scripts' own files (no code log)",
+				info->version_full, c->attr.groups[i].isolate_str);
+		else if (info->version_why && !info->version_full[0])
+			comments[n++] = record__asprintf("note: isolate %s (%s): no version id: %s",
+							 c->attr.groups[i].isolate_str, info->name,
+							 info->version_why);
 	}
 	for (int i = 0; i < c->ntargets && n < MAX_COMMENTS - 4; i++) {
 		const char *why = service_map__why_unknown(c->services, c->targets[i].pid);

@@ -104,6 +104,30 @@ static void print_gc(const struct capture *c, const struct isolate_group *g)
 		fprintf(stderr, "    %s%s\n", line, stop);
 }
 
+/*
+ * Who placed the isolate's JIT-leaf samples among the functions their
+ * code inlined (docs/v8-frames.md): only when some code inlined.
+ */
+static void print_placed(const struct isolate_group *g)
+{
+	uint64_t inlining = 0;
+	const char *sep = "";
+
+	for (int k = FRAME_PLACED_NONE + 1; k < NR_FRAME_PLACEMENTS; k++)
+		inlining += g->placed_samples[k];
+	if (!inlining)
+		return;
+	fprintf(stderr, "    inlined code: %llu JIT-leaf samples placed by", (unsigned long long)inlining);
+	for (int k = FRAME_PLACED_NONE + 1; k < NR_FRAME_PLACEMENTS; k++) {
+		if (!g->placed_samples[k])
+			continue;
+		fprintf(stderr, "%s %s %llu", sep, frame_placement__str(k),
+			(unsigned long long)g->placed_samples[k]);
+		sep = ",";
+	}
+	fprintf(stderr, "\n");
+}
+
 /* The selected isolates (and what ran outside any), with their classes. */
 static void print_groups(const struct capture *c, size_t total)
 {
@@ -114,16 +138,20 @@ static void print_groups(const struct capture *c, size_t total)
 		if (!c->selected[i])
 			continue;
 		if (g->isolate)
-			fprintf(stderr, "  isolate %s %s version %s (pid %u): %llu samples %.1f%%:",
+			fprintf(stderr, "  isolate %s %s version %s (pid %u%s): %llu samples %.1f%%:",
 				g->isolate_str,
 				textescape(isolate_group__script(g), script, sizeof(script)),
 				textescape(isolate_group__version(g), version, sizeof(version)),
-				g->pid, (unsigned long long)g->samples, 100.0 * g->samples / total);
+				g->pid,
+				g->info && g->info->version_from == ISOLATE_VERSION_FROM_FILES
+					? ", version from its files" : "",
+				(unsigned long long)g->samples, 100.0 * g->samples / total);
 		else
 			fprintf(stderr, "  outside isolates (pid %u): %llu samples %.1f%%:", g->pid,
 				(unsigned long long)g->samples, 100.0 * g->samples / total);
 		print_classes(g->class_samples, g->samples);
 		print_gc(c, g);
+		print_placed(g);
 		if (g->isolate && record__is_deopt_loop(g))
 			fprintf(stderr,
 				"    %.1f%% of its samples in V8's deoptimizer: code is deoptimized "
@@ -166,7 +194,7 @@ static void flag_view__fill(const struct capture *c, const struct target_state *
 	if (c->isolates)
 		iso = isolate_registry__list(c->isolates, &niso);
 	for (size_t i = 0; i < niso; i++)
-		if (iso[i]->pid == t->pid && iso[i]->has_code_log && *iso[i]->version_full)
+		if (iso[i]->pid == t->pid && iso[i]->version_from == ISOLATE_VERSION_FROM_CODE_LOG)
 			fv->sources = fv->code_log = true;
 	for (size_t i = 0; c->ft && i < n; i++) {
 		const struct stack_view *v;
@@ -190,6 +218,35 @@ static void flag_view__fill(const struct capture *c, const struct target_state *
 		if (!fv->code_log && c->isolates)
 			fv->code_log = f->sym.source == SYM_SOURCE_CODE_LOG ||
 				       !isolate_registry__code_at(c->isolates, t->pid, f->addr, &code);
+	}
+}
+
+/* The selected isolates of pid: with a version from their files (files), or all. */
+static size_t count_versions(const struct capture *c, int pid, bool files)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_info *info = c->attr.groups[i].info;
+
+		if (c->selected[i] && info && info->pid == pid &&
+		    (!files || info->version_from == ISOLATE_VERSION_FROM_FILES))
+			n++;
+	}
+	return n;
+}
+
+/* Why the files gave a selected isolate of pid no version (node_script.h, services.h). */
+static void print_version_whys(const struct capture *c, int pid)
+{
+	for (size_t i = 0; i < c->attr.ngroups; i++) {
+		const struct isolate_group *g = &c->attr.groups[i];
+
+		if (c->selected[i] && g->info && g->info->pid == pid && g->info->version_why &&
+		    !g->info->version_full[0])
+			fprintf(stderr, "isoprof: note: pid %d: isolate %s (%s): no version id: %s\n",
+				pid, g->isolate_str, record__esc(isolate_group__script(g)),
+				record__esc(g->info->version_why));
 	}
 }
 
@@ -219,16 +276,20 @@ static void print_flag_notes(const struct capture *c)
 			fprintf(stderr, "isoprof: note: pid %d: no V8 perf map (--perf-basic-prof) "
 				"and no code logs: JS frames are not named (shown as [jit])\n",
 				t->pid);
-		if (!fv.code_log)
+		if (!fv.code_log) {
 			fprintf(stderr, "isoprof: note: pid %d: no per-isolate code logs (--log-code "
 				"--logfile-per-isolate --logfile=DIR/v8.log): isolates%s by address, "
-				"scripts only as named in their JS frames, no version ids or inlined "
-				"frames\n",
-				t->pid, t->v8->tls.supported ? "" : " (not readable here anyway)");
-		else if (!fv.sources)
+				"scripts only as named in their JS frames, version ids only from the "
+				"scripts' own files (%zu of %zu isolates), inlined frames only from the "
+				"code objects in memory\n",
+				t->pid, t->v8->tls.supported ? "" : " (not readable here anyway)",
+				count_versions(c, t->pid, true), count_versions(c, t->pid, false));
+			print_version_whys(c, t->pid);
+		} else if (!fv.sources) {
 			fprintf(stderr, "isoprof: note: pid %d: code logs without script sources "
 				"(--log-source-code): no scripts or version ids per isolate, inlined "
 				"frames without lines\n", t->pid);
+		}
 		/* a stray sample at a first call is no reason to restart a runtime */
 		if (fv.interpreter * 200 >= fv.samples && fv.interpreter)
 			fprintf(stderr, "isoprof: note: pid %d: %.1f%% of its samples run interpreted "
@@ -312,14 +373,27 @@ static void print_inlined(const struct capture *c, const struct cpu_profile_stat
 		struct v8code_stats cs;
 
 		symbolizer__v8_code_stats(c->sym, c->targets[i].pid, &cs);
-		if (cs.no_positions)
+		if (cs.deopt_checked)
+			fprintf(stderr, "isoprof: pid %d: where V8 kept source positions, the "
+				"deoptimization data places %llu of %llu sampled pcs in the same "
+				"inlined function (%.1f%%)\n", c->targets[i].pid,
+				(unsigned long long)cs.deopt_agree,
+				(unsigned long long)cs.deopt_checked,
+				100.0 * cs.deopt_agree / cs.deopt_checked);
+		if (cs.no_positions > cs.deopt_placed)
+		{
+			const struct target_state *t = &c->targets[i];
+			uint64_t left = cs.no_positions - cs.deopt_placed;
+			bool learnt = t->layout && c->layouts[t->layout - 1].deopt_format;
+
 			fprintf(stderr, "isoprof: note: pid %d: %llu optimized code object%s inlined "
-				"functions but V8 kept no source positions for %s (it does when "
-				"profiling, logging code or writing a perf map; or start it with "
-				"--detailed-line-info): those samples stay with the function they "
-				"were inlined into\n", c->targets[i].pid,
-				(unsigned long long)cs.no_positions, cs.no_positions > 1 ? "s" : "",
-				cs.no_positions > 1 ? "them" : "it");
+				"functions that neither source positions (V8 keeps them when "
+				"profiling, logging code or writing a perf map) nor deoptimization "
+				"data placed (%s): those samples stay with the function they were "
+				"inlined into\n", t->pid, (unsigned long long)left, left > 1 ? "s" : "",
+				learnt ? "it did not read" : "the binary's calibration has none; "
+				"isoprof calibrate learns it where it can");
+		}
 	}
 }
 
@@ -400,7 +474,21 @@ static struct json_object *js_names_json(const struct capture *c, const struct i
 			sum.revalidated += one.revalidated;
 			sum.replaced += one.replaced;
 			sum.not_optimized += one.not_optimized;
+			sum.deopt_placed += one.deopt_placed;
+			sum.deopt_failed += one.deopt_failed;
+			sum.deopt_entries += one.deopt_entries;
+			sum.deopt_instructions += one.deopt_instructions;
+			sum.deopt_checked += one.deopt_checked;
+			sum.deopt_agree += one.deopt_agree;
 		}
+		err |= json__put(o, "code_objects_placed_by_deopt",
+				 json_object_new_uint64(sum.deopt_placed));
+		err |= json__put(o, "code_objects_deopt_unread", json_object_new_uint64(sum.deopt_failed));
+		err |= json__put(o, "deopt_entries_decoded", json_object_new_uint64(sum.deopt_entries));
+		err |= json__put(o, "deopt_instructions_walked",
+				 json_object_new_uint64(sum.deopt_instructions));
+		err |= json__put(o, "deopt_pcs_checked", json_object_new_uint64(sum.deopt_checked));
+		err |= json__put(o, "deopt_pcs_agree", json_object_new_uint64(sum.deopt_agree));
 		err |= json__put(o, "code_objects_revalidated", json_object_new_uint64(sum.revalidated));
 		err |= json__put(o, "code_objects_replaced", json_object_new_uint64(sum.replaced));
 		err |= json__put(o, "code_object_pcs_not_optimized",
@@ -548,6 +636,21 @@ static int put_null(struct json_object *o, const char *key)
 	return json_object_object_add(o, key, NULL) ? -ENOMEM : 0;
 }
 
+/*
+ * Where an isolate's version came from: "code_log", "files" (no log) or
+ * null; version_why: why the files gave none, else null.
+ */
+static int put_version_from(struct json_object *o, const struct isolate_info *info)
+{
+	const char *from = info ? isolate_version_from__str(info->version_from) : NULL;
+	const char *why = info && !info->version_full[0] ? info->version_why : NULL;
+	int err;
+
+	err = from ? json__put(o, "version_from", json__text(from)) : put_null(o, "version_from");
+	err |= why ? json__put(o, "version_why", json__text(why)) : put_null(o, "version_why");
+	return err;
+}
+
 /* The gc member of an isolate: pauses, or why none were measured, and its GC CPU time. */
 static struct json_object *gc_json(const struct capture *c, const struct isolate_group *g)
 {
@@ -584,6 +687,21 @@ static struct json_object *gc_json(const struct capture *c, const struct isolate
 	if (err) {
 		json_object_put(o);
 		return NULL;
+	}
+	return o;
+}
+
+/* print_placed() for --json: every placement, 0 included, for scripts to read */
+static struct json_object *placed_json(const struct isolate_group *g)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (int k = 0; o && k < NR_FRAME_PLACEMENTS; k++) {
+		if (json__put(o, frame_placement__key(k),
+			      json_object_new_uint64(g->placed_samples[k]))) {
+			json_object_put(o);
+			return NULL;
+		}
 	}
 	return o;
 }
@@ -630,6 +748,7 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 				       ? json__put(o, "service", json__text(g->info->service_name))
 				       : put_null(o, "service");
 			err |= json__put(o, "version", json__text(isolate_group__version(g)));
+			err |= put_version_from(o, g->info);
 		} else {
 			err |= put_null(o, "isolate");
 		}
@@ -641,6 +760,7 @@ int record_summary__print_json(const struct capture *c, const struct isoprof_cou
 		err |= json__put(o, "classes", classes);
 		if (g->isolate)
 			err |= json__put(o, "gc", gc_json(c, g));
+		err |= json__put(o, "jit_placed_by", placed_json(g));
 		err |= json__append(groups, o);
 	}
 	err |= json__put(root, "isolates", groups);
@@ -836,6 +956,7 @@ static struct json_object *heap_isolate_json(const struct capture *c, size_t k, 
 	err |= put_text_or_null(o, "script", g ? isolate_group__script(g) : NULL);
 	err |= put_text_or_null(o, "service", g && g->info ? g->info->service_name : NULL);
 	err |= put_text_or_null(o, "version", g ? isolate_group__version(g) : NULL);
+	err |= put_version_from(o, g ? g->info : NULL);
 	err |= json__put(o, "target", json__text(t->id));
 	err |= json__put(o, "bytes", json_object_new_int64(out->heap.bytes));
 	err |= json__put(o, "sampled_objects", json_object_new_int64(out->heap.objects));

@@ -111,6 +111,34 @@ int calibrate__learn_code(pid_t pid, const struct calib_code *codes, size_t n,
 			  struct v8_layout *l, struct calib_code_report *report);
 
 /*
+ * Deoptimization data (symbolize/v8deopt.h): where the exit stubs, entries
+ * and frame translations are, the translation format, Maglev's safepoint
+ * table; learnt from the same run's optimized code that inlined, and held
+ * to the source positions the run's code log made V8 keep.
+ */
+struct calib_deopt_report {
+	size_t objects;		/* optimized code objects with inlined functions read */
+	size_t entries;		/* their deoptimization entries, every one decoded */
+	size_t lazy_checked;	/* calls whose translation was compared with the positions */
+	size_t lazy_agree;	/* ... and listed the same inline stack */
+	size_t turbofan_checked, turbofan_agree; /* ... of them in TurboFan code */
+	size_t objects_placed;	/* code objects whose logged pcs were placed both ways */
+	size_t pcs_checked;	/* logged pcs placed by positions and by deopt data */
+	size_t pcs_agree;	/* ... alike */
+	const char *maglev_why;	/* Maglev's placement not learnt: why; NULL when learnt */
+	char why[256];		/* on failure: the step that found no answer */
+};
+
+/*
+ * Learn the deopt_ fields of *l (the code fields already learnt) from
+ * codes[n] of pid.  -ENODATA (report->why), -ENOMEM.  On failure they stay
+ * 0: code without source positions then keeps its samples in its own
+ * function.
+ */
+int calibrate__learn_deopt(pid_t pid, const struct calib_code *codes, size_t n,
+			   struct v8_layout *l, struct calib_deopt_report *report);
+
+/*
  * The code objects a V8 code log (--log-code) describes: each JS
  * code-creation of TurboFan ('*'), Maglev ('+') or baseline ('^') code, with
  * the code-source-info line that follows it.  *out is malloc'd

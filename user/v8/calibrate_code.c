@@ -50,13 +50,6 @@ static void fail(struct learn *c, const char *fmt, ...)
 	va_end(ap);
 }
 
-static uint64_t tagged_at(const struct v8_layout *l, const uint8_t *p)
-{
-	uint64_t w = 0;
-
-	memcpy(&w, p, l->tagged_size);
-	return w;
-}
 
 static uint32_t u32_at(const uint8_t *p)
 {
@@ -91,10 +84,10 @@ static bool code_of(struct learn *c, struct cobj *o, uint32_t h, uint32_t k)
 {
 	const struct v8_layout *l = c->l;
 	const uint8_t *w = o->before + HEADER_BYTES - h;
-	uint64_t code = decomp(c, tagged_at(l, w + k)), istream = o->log->start - h;
+	uint64_t code = decomp(c, v8heap__tagged(l, w + k)), istream = o->log->start - h;
 	bool start = false, size = false, back = false;
 
-	if (!(tagged_at(l, w) & 1) || !code || procmem__read(c->pid, code, o->body, CODE_BYTES))
+	if (!(v8heap__tagged(l, w) & 1) || !code || procmem__read(c->pid, code, o->body, CODE_BYTES))
 		return false;
 	for (uint32_t off = 0; off + 8 <= CODE_BYTES; off += 4) {
 		start |= u64_at(o->body + off) == o->log->start;
@@ -184,7 +177,7 @@ found:
 		goto none;
 	/* the InstructionStream map's instance type, the same for all */
 	for (size_t i = 0; i < c->n; i++) {
-		uint64_t map = decomp(c, tagged_at(l, c->o[i].before + HEADER_BYTES - l->istream_instructions));
+		uint64_t map = decomp(c, v8heap__tagged(l, c->o[i].before + HEADER_BYTES - l->istream_instructions));
 		uint16_t type;
 
 		if (!map || procmem__read(c->pid, map + l->map_instance_type, &type, sizeof(type)) ||
@@ -284,7 +277,7 @@ static int array_length(struct learn *c, const struct shape *s, uint64_t obj, ui
 		return -EINVAL;
 	if (s->smi) {
 		if (procmem__read(c->pid, obj + s->length, buf, c->l->tagged_size) ||
-		    !v8heap__smi(c->l, tagged_at(c->l, buf), &v) || v < 0)
+		    !v8heap__smi(c->l, v8heap__tagged(c->l, buf), &v) || v < 0)
 			return -EINVAL;
 		*len = (uint64_t)v;
 		return 0;
@@ -307,7 +300,7 @@ static bool holds_sfis(struct learn *c, const struct shape *s, uint64_t obj, con
 	for (size_t i = 0; i < n; i++) {
 		if (procmem__read(c->pid, obj + s->elements + i * c->l->tagged_size, buf,
 				  c->l->tagged_size) ||
-		    decomp(c, tagged_at(c->l, buf)) != want[i])
+		    decomp(c, v8heap__tagged(c->l, buf)) != want[i])
 			return false;
 	}
 	return true;
@@ -365,7 +358,7 @@ static void roles_of(struct learn *c, const struct shape *s, const struct cobj *
 			uint8_t buf[8];
 
 			if (!procmem__read(c->pid, obj + w * ts, buf, ts) &&
-			    decomp(c, tagged_at(c->l, buf)) == k->sfi)
+			    decomp(c, v8heap__tagged(c->l, buf)) == k->sfi)
 				r->sfi[w] |= 1u << i;
 		}
 		if (holds_sfis(c, s, obj, k->inlined, k->ninlined))
@@ -397,7 +390,7 @@ static int learn_deopt(struct learn *c, struct shape *shape_out)
 
 			memset(&all, 0xff, sizeof(all));
 			for (size_t i = 0; i < c->n && ok; i++) {
-				uint64_t obj = decomp(c, tagged_at(l, c->o[i].body + d)), len;
+				uint64_t obj = decomp(c, v8heap__tagged(l, c->o[i].body + d)), len;
 				uint64_t elems[ELEMENTS_MAX];
 				uint8_t buf[ELEMENTS_MAX * 8];
 				struct roles r;
@@ -415,7 +408,7 @@ static int learn_deopt(struct learn *c, struct shape *shape_out)
 					break;
 				}
 				for (size_t e = 0; e < len; e++)
-					elems[e] = tagged_at(l, buf + e * ts);
+					elems[e] = v8heap__tagged(l, buf + e * ts);
 				for (size_t e = len; e < ELEMENTS_MAX; e++)
 					elems[e] = 0;
 				roles_of(c, s, &c->o[i], elems, len, &r);
@@ -493,7 +486,7 @@ static int learn_table(struct learn *c, const struct shape *s)
 
 			for (size_t i = 0; i < c->n && ok; i++) {
 				if (is_optimized(c->o[i].log) && c->o[i].log->npositions)
-					ok = table_matches(c, s, decomp(c, tagged_at(l, c->o[i].body + d)),
+					ok = table_matches(c, s, decomp(c, v8heap__tagged(l, c->o[i].body + d)),
 							   enc, c->o[i].log);
 			}
 			if (ok) {

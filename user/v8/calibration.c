@@ -471,6 +471,12 @@ static void learn_code(struct run *r)
 	}
 	if (calibrate__learn_code(r->pid, codes, n, &r->out->layout, rep) == -ENOMEM)
 		snprintf(rep->why, sizeof(rep->why), "out of memory");
+	else if (r->out->layout.code_alignment &&
+		 calibrate__learn_deopt(r->pid, codes, n, &r->out->layout, &r->out->deopt) ==
+			 -ENOMEM)
+		snprintf(r->out->deopt.why, sizeof(r->out->deopt.why), "out of memory");
+	if (!r->out->layout.code_alignment)
+		snprintf(r->out->deopt.why, sizeof(r->out->deopt.why), "code objects not learnt");
 	calibrate__free_codes(codes, n);
 }
 

@@ -37,6 +37,7 @@ struct calibration_result {
 	struct v8_layout layout;	/* build_id and v8_version (the runtime's version) set */
 	struct calib_report report;
 	struct calib_code_report code;	/* code objects: why[0] when learnt */
+	struct calib_deopt_report deopt; /* deoptimization data: why[0] when learnt */
 	char runtime[16];		/* "workerd", "node" */
 	size_t samples;			/* samples of the runtime taken */
 	size_t js_frames;		/* JS frames among them */
