@@ -104,10 +104,11 @@ check "after --v8: chain B's inlined frames come from the code objects (${n:-0} 
 after_leaf=$(share_of leafB "$T/after.top")
 # Two chains in two phases of one process: leafA's share alone moves by up
 # to 8 points between fresh processes with the same flags (69-72% in some,
-# 76-78% in others), isoprof's build aside.  Without the code objects
-# leafB has none of its own (below).
-check "after --v8: leafB's share within 10 points of leafA's before ($after_leaf% vs $before_leaf%)" \
-	awk -v a="$after_leaf" -v b="$before_leaf" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 30 && d <= 10) }'
+# 76-78% in others), isoprof's build aside, and the two chains are compiled
+# apart (CI saw leafB 77.3% after leafA 67.1% before).  Without the code
+# objects leafB has none of its own (below): 0%.
+check "after --v8: leafB's share within 15 points of leafA's before ($after_leaf% vs $before_leaf%)" \
+	awk -v a="$after_leaf" -v b="$before_leaf" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a >= 30 && d <= 15) }'
 # what a capture without the code objects shows of the same code: its
 # inlined functions charged to their caller (docs/v8-profiler.md)
 "$ISOPROF" record -q --no-calibrate --state-dir "$T/none" --pid $np --duration-ms 2000 \
@@ -134,9 +135,11 @@ workerd_capture() {
 		fail "workerd start ($name)" "$(tail -3 "$T/$name.d/workerd.log")"
 		return 1
 	fi
-	wrk -t1 -c1 -d7s "http://127.0.0.1:$PORT/" >/dev/null 2>&1 &
+	wrk -t1 -c1 -d9s "http://127.0.0.1:$PORT/" >/dev/null 2>&1 &
 	w=$!
-	sleep 2
+	# a slow host reaches TurboFan's code later: 2 s in was sometimes
+	# still Maglev's, whose inlining is not what is checked here
+	sleep 4
 	record "$name" --pid $WORKERD_PID --duration-ms 3000
 	wait $w
 	demo_stop
@@ -157,9 +160,16 @@ fi
 # a perf map and no code log: the code objects give the inlined functions
 if workerd_capture workerd-perfmap '"--perf-basic-prof"'; then
 	n=$(from_code workerd-perfmap)
-	check "workerd, perf map only: samples inside inlined functions, from the code objects (${n:-0})" \
-		test "${n:-0}" -ge 300
 	s=$(share_of leafChain "$T/workerd-perfmap.top")
+	# TurboFan does not always inline the chain (seen once in ten runs:
+	# no inlined sample at all, leafChain its own code)
+	if [ "${n:-0}" -eq 0 ] && awk -v s="$s" 'BEGIN { exit !(s >= 20) }'; then
+		skip "workerd, perf map only: samples inside inlined functions" \
+			"V8 did not inline the chain in this process (leafChain $s% as its own code)"
+	else
+		check "workerd, perf map only: samples inside inlined functions, from the code objects (${n:-0})" \
+			test "${n:-0}" -ge 300
+	fi
 	check "workerd, perf map only: leafChain, inlined, has its own samples ($s%)" \
 		awk -v s="$s" 'BEGIN { exit !(s >= 20) }'
 fi
